@@ -1,0 +1,46 @@
+//! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
+
+pub use crate::access::{
+    Access, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
+};
+pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
+pub use crate::element::Element;
+pub use crate::error::ShapeError;
+pub use crate::kernel::{evaluate, Axis, Mode};
+pub use crate::tensor::Tensor;
+
+/// A numeric literal as a value of the statement's element type.
+#[inline(always)]
+pub fn lit<W: Witness + ?Sized>(_witness: &W, value: f64) -> W::Elem {
+    Element::from_f64(value)
+}
+
+/// Zero in the statement's element type: the start of a scalar sum.
+#[inline(always)]
+pub fn zero_like<W: Witness + ?Sized>(_witness: &W) -> W::Elem {
+    <W::Elem as Element>::ZERO
+}
+
+/// A zero-filled result tensor in the statement's element type.
+pub fn zeros_like<W: Witness + ?Sized, const R: usize>(
+    _witness: &W,
+    shape: [usize; R],
+) -> Tensor<W::Elem> {
+    Tensor::zeros(shape)
+}
+
+/// Stand-in for a `let` tensor of a block that failed to compile: gives the binding the type
+/// of an operand so rustc adds no errors of its own. Never runs (the build has already failed).
+pub fn stub_tensor<X: Operand + ?Sized>(_operand: &X) -> Tensor<X::Elem> {
+    unreachable!("tensor! stubs exist only next to a compile error")
+}
+
+/// Stand-in for a scalar `let` of a block that failed to compile (see [`stub_tensor`]).
+pub fn stub_scalar<X: Operand + ?Sized>(_operand: &X) -> X::Elem {
+    unreachable!("tensor! stubs exist only next to a compile error")
+}
+
+/// Stand-in for a `let` with no operand to take a type from (see [`stub_tensor`]).
+pub fn stub_any<T>() -> T {
+    unreachable!("tensor! stubs exist only next to a compile error")
+}

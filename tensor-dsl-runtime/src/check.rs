@@ -1,0 +1,124 @@
+//! Run-time shape checks → `Result<_, ShapeError>` with messages naming the index, the accesses
+//! as written, the axes and the extents. Generated code runs all checks of a block before the
+//! block writes anything.
+
+use crate::error::{ShapeError, ShapeErrorKind};
+
+/// One place an index occurs: the access as the user wrote it, the axis, its extent there.
+#[derive(Clone, Copy, Debug)]
+pub struct Occurrence {
+    /// The access as written, e.g. `a[i, k, l]` or `c[i, j] (the target)`.
+    pub access: &'static str,
+    /// The axis of the access the index sits on.
+    pub axis: usize,
+    /// The extent of that axis.
+    pub extent: usize,
+}
+
+/// Checks that `access` (on tensor `tensor`) uses as many indices as the tensor has axes.
+pub fn check_rank(
+    access: &'static str,
+    tensor: &'static str,
+    shape: &[usize],
+    rank: usize,
+) -> Result<(), ShapeError> {
+    if shape.len() == rank {
+        return Ok(());
+    }
+    Err(ShapeError::new(
+        ShapeErrorKind::RankMismatch,
+        format!(
+            "`{access}` uses {rank} {} but `{tensor}` has {} {} (shape {shape:?})",
+            plural(rank, "index", "indices"),
+            shape.len(),
+            plural(shape.len(), "axis", "axes"),
+        ),
+    ))
+}
+
+/// The common extent of `index` over all its occurrences, or an error naming the first pair
+/// that differs.
+pub fn unify(index: &'static str, occurrences: &[Occurrence]) -> Result<usize, ShapeError> {
+    let Some((first, rest)) = occurrences.split_first() else {
+        unreachable!("tensor-dsl bug: index `{index}` has no occurrence");
+    };
+    match rest.iter().find(|other| other.extent != first.extent) {
+        None => Ok(first.extent),
+        Some(other) => Err(ShapeError::new(
+            ShapeErrorKind::ExtentMismatch,
+            format!(
+                "index `{index}` has extent {} in `{}` (axis {}) but extent {} in `{}` (axis {})",
+                first.extent, first.access, first.axis, other.extent, other.access, other.axis
+            ),
+        )),
+    }
+}
+
+/// Checks that a fixed position lies inside its axis.
+pub fn check_position(
+    access: &'static str,
+    axis: usize,
+    position: usize,
+    extent: usize,
+) -> Result<(), ShapeError> {
+    if position < extent {
+        return Ok(());
+    }
+    Err(ShapeError::new(
+        ShapeErrorKind::OutOfBounds,
+        format!(
+            "position {position} on axis {axis} of `{access}` is out of bounds: the axis has extent {extent}"
+        ),
+    ))
+}
+
+/// The value of a check, or a panic at the caller (the user's `tensor!` call).
+#[track_caller]
+pub fn expect<T>(result: Result<T, ShapeError>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+fn plural(count: usize, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_index_accesses_axes_and_extents() {
+        let occurrences = [
+            Occurrence {
+                access: "a[i, k]",
+                axis: 1,
+                extent: 4,
+            },
+            Occurrence {
+                access: "b[k, j]",
+                axis: 0,
+                extent: 5,
+            },
+        ];
+        let error = unify("k", &occurrences).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "index `k` has extent 4 in `a[i, k]` (axis 1) but extent 5 in `b[k, j]` (axis 0)"
+        );
+        assert_eq!(
+            check_rank("a[i]", "a", &[2, 3], 1).unwrap_err().to_string(),
+            "`a[i]` uses 1 index but `a` has 2 axes (shape [2, 3])"
+        );
+        assert_eq!(
+            check_position("a[i, 3]", 1, 3, 3).unwrap_err().kind(),
+            ShapeErrorKind::OutOfBounds
+        );
+    }
+}

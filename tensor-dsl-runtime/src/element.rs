@@ -1,0 +1,108 @@
+//! Element types → the arithmetic and functions generated code needs; sealed, so the set of
+//! element types is the runtime's to extend (f32 and f64 today).
+
+use std::fmt::{Debug, Display};
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A scalar type tensors can hold: `f32` or `f64`.
+///
+/// The element-wise functions of the language (`exp`, `ln`, `sqrt`, `abs`, `sin`, `cos`,
+/// `tanh`, `max`, `min`, `powi`) are methods here so generated code can call them on any `T`.
+pub trait Element:
+    sealed::Sealed
+    + Copy
+    + Default
+    + Debug
+    + Display
+    + PartialOrd
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+{
+    /// The additive identity.
+    const ZERO: Self;
+    /// The value of a numeric literal, rounded to `Self` (`2` and `2.0` both mean two).
+    fn from_f64(value: f64) -> Self;
+    /// The value widened to `f64`, for tolerances and printing.
+    fn to_f64(self) -> f64;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn abs(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tanh(self) -> Self;
+    fn max(self, other: Self) -> Self;
+    fn min(self, other: Self) -> Self;
+    fn powi(self, exponent: i32) -> Self;
+}
+
+macro_rules! impl_element {
+    ($($t:ident)*) => {$(
+        impl sealed::Sealed for $t {}
+
+        impl Element for $t {
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn from_f64(value: f64) -> Self {
+                value as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $t::abs(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $t::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $t::cos(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $t::tanh(self)
+            }
+            #[inline(always)]
+            fn max(self, other: Self) -> Self {
+                $t::max(self, other)
+            }
+            #[inline(always)]
+            fn min(self, other: Self) -> Self {
+                $t::min(self, other)
+            }
+            #[inline(always)]
+            fn powi(self, exponent: i32) -> Self {
+                $t::powi(self, exponent)
+            }
+        }
+    )*};
+}
+
+impl_element!(f32 f64);

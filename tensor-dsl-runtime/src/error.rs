@@ -1,0 +1,51 @@
+//! Shape mistakes found at run time → one opaque error type whose message names the index, the
+//! tensors, the positions and the extents involved.
+
+use std::fmt;
+
+/// What kind of shape mistake a [`ShapeError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShapeErrorKind {
+    /// Two occurrences of one index have different extents, or a target's shape differs from
+    /// the extents of its left-hand indices.
+    ExtentMismatch,
+    /// A tensor is accessed with a different number of indices than it has dimensions.
+    RankMismatch,
+    /// A fixed position (`a[i, 3]`) or a slice lies outside its axis.
+    OutOfBounds,
+    /// The data given for a shape has the wrong number of elements.
+    DataLength,
+    /// An axis list is not a permutation of the tensor's axes.
+    InvalidPermutation,
+    /// The element count of a shape overflows `usize`.
+    Overflow,
+}
+
+/// A shape error: which rule was broken and a message saying where.
+///
+/// The representation is private so it can grow (spans, structured fields) later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError {
+    kind: ShapeErrorKind,
+    message: String,
+}
+
+impl ShapeError {
+    pub(crate) fn new(kind: ShapeErrorKind, message: String) -> Self {
+        ShapeError { kind, message }
+    }
+
+    /// The rule that was broken.
+    pub fn kind(&self) -> ShapeErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ShapeError {}

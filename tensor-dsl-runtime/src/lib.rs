@@ -1,0 +1,32 @@
+//! Runtime of `tensor-dsl`: the tensors `tensor!` reads and writes, the shape checks it runs,
+//! and the kernels it calls.
+//!
+//! # Memory model
+//!
+//! A [`Tensor<T>`] owns a contiguous buffer in row-major order. A [`TensorView`] or
+//! [`TensorViewMut`] addresses elements of such a buffer through a start offset and one signed
+//! stride per axis, in elements, so transposes ([`TensorView::permuted_axes`]) and slices
+//! ([`TensorView::slice_axis`]) are new layouts over the same elements. The element at
+//! multi-index `(i₀, …, iₙ)` lives at `offset + Σ iₖ·strideₖ`.
+//!
+//! Generated code turns every operand into an `Access` (pointer, buffer length, layout) and
+//! every target into a `TargetAccess`; the kernels prove each address in bounds once before
+//! their loops run.
+
+mod access;
+mod check;
+mod element;
+mod error;
+mod kernel;
+mod shape;
+mod tensor;
+mod view;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use element::Element;
+pub use error::{ShapeError, ShapeErrorKind};
+pub use shape::IntoShape;
+pub use tensor::Tensor;
+pub use view::{TensorView, TensorViewMut};
