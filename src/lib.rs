@@ -1,1 +1,32 @@
-//! placeholder
+//! Tensor algebra in Einstein notation, compiled at build time.
+//!
+//! ```
+//! use tensor_dsl::{tensor, Tensor};
+//!
+//! let a = Tensor::<f64>::from_fn([2, 3, 4], |ix| (ix[0] + ix[1] * ix[2]) as f64);
+//! let b = Tensor::<f64>::from_fn([3, 5, 4], |ix| (ix[0] * ix[1] + ix[2]) as f64);
+//! tensor! {
+//!     let c[i, j] = a[i, k, l] * b[k, j, l];   // sums over k and l
+//!     let norm2 = c[i, j] * c[i, j];
+//! }
+//! assert_eq!(c.shape(), &[2, 5]);
+//! assert!(norm2 > 0.0);
+//! ```
+//!
+//! The language is described in the README: `let` of a new tensor or scalar, `=`, `+=` and
+//! `-=` into existing tensors and scalars, summation over every right-hand index missing from
+//! the left, broadcasting, diagonals and traces, element-wise functions. Shape errors found at
+//! run time panic at the macro call (`tensor!`) or return a [`ShapeError`] (`try_tensor!`).
+
+// Lets generated code name `::tensor_dsl::__private` inside this crate's own tests too.
+extern crate self as tensor_dsl;
+
+pub use tensor_dsl_macros::{tensor, try_tensor};
+pub use tensor_dsl_runtime::{
+    Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
+};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use tensor_dsl_runtime::__private::*;
+}

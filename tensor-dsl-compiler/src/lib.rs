@@ -1,1 +1,20 @@
-//! placeholder
+//! The `tensor!` compiler as a library: `proc_macro2` tokens in, Rust tokens out. The
+//! procedural macro crate is a thin shim over [`expand`]; tests and tools call it directly.
+//!
+//! Pipeline (see `ARCHITECTURE.md`): `syntax` parses, `check` resolves and reports every user
+//! error, `passes` rewrite the IR, `lower` plans each statement, `emit` writes Rust.
+
+mod check;
+mod compile;
+mod diagnostics;
+mod emit;
+pub mod ir;
+mod lower;
+mod passes;
+mod syntax;
+
+pub use compile::{expand, front_end};
+pub use emit::Flavor;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,455 @@
+//! Names → ids: each access gets the tensor binding it reads (a `let` of the block shadows the
+//! name for later statements, as in Rust), scalars are numbered in evaluation order, top-level
+//! terms are flattened. Reports the mistakes visible while resolving: unknown functions, wrong
+//! arity, fixed positions on a `let`, a name used both as an index and as a tensor or scalar.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::ToTokens;
+
+use crate::diagnostics::Errors;
+use crate::ir::{self, Position, Slot, TensorId, TensorOrigin};
+use crate::syntax::{self, BinaryOp, Index, IndexList, TensorSource};
+
+/// Resolves every statement; a statement with a resolution error is dropped after reporting.
+pub fn resolve(statements: &[&syntax::Statement], errors: &mut Errors) -> ir::Program {
+    let mut resolver = Resolver {
+        errors,
+        program: ir::Program {
+            tensors: Vec::new(),
+            positions: Vec::new(),
+            statements: Vec::new(),
+        },
+        bindings: HashMap::new(),
+    };
+    for statement in statements {
+        resolver.statement(statement);
+    }
+    resolver.program
+}
+
+struct Resolver<'e> {
+    errors: &'e mut Errors,
+    program: ir::Program,
+    /// Place text → the binding it names at this point of the block.
+    bindings: HashMap<String, TensorId>,
+}
+
+/// What one statement uses, gathered while resolving it.
+#[derive(Default)]
+struct StatementScope {
+    scalars: Vec<ir::Scalar>,
+    /// Bare names used as tensors or scalars, for the index/name clash rule.
+    names: Vec<(String, Span)>,
+    failed: bool,
+}
+
+impl Resolver<'_> {
+    fn statement(&mut self, statement: &syntax::Statement) {
+        let mut scope = StatementScope::default();
+        let resolved = match statement {
+            syntax::Statement::Let(let_statement) => self.let_statement(let_statement, &mut scope),
+            syntax::Statement::Assign(assign) => self.assign_statement(assign, &mut scope),
+        };
+        check_index_name_clash(&resolved, &scope, self.errors);
+        if !scope.failed {
+            self.program.statements.push(resolved);
+        }
+    }
+
+    fn let_statement(
+        &mut self,
+        statement: &syntax::LetStatement,
+        scope: &mut StatementScope,
+    ) -> ir::Statement {
+        // The right-hand side still sees the binding this `let` shadows.
+        let terms = self.terms(&statement.value, scope);
+        let name = statement.name.clone();
+        let mutable = statement.mutability.is_some();
+        let ty = statement.ty.as_ref().map(ToTokens::to_token_stream);
+        let (target, lhs) = match &statement.indices {
+            Some(indices) => {
+                let lhs = self.slots(indices, scope);
+                for (slot, index) in lhs.iter().zip(&indices.indices) {
+                    if let (Slot::Fixed(_), Index::Position(_) | Index::Computed(..)) =
+                        (slot, index)
+                    {
+                        self.errors.error(
+                            index_span(index),
+                            format!(
+                                "a new tensor cannot have a fixed position; the indices of `let {name}[..]` name its axes: use an index variable here"
+                            ),
+                        );
+                        scope.failed = true;
+                    }
+                }
+                let tensor = self.program.tensors.len();
+                self.program.tensors.push(ir::Tensor {
+                    origin: TensorOrigin::Let {
+                        statement: self.program.statements.len(),
+                        name: name.clone(),
+                    },
+                    name: name.to_string(),
+                    rank: lhs.len(),
+                    first_access: access_text(&name.to_string(), indices),
+                });
+                self.bindings.insert(name.to_string(), tensor);
+                let target = ir::Target::NewTensor {
+                    name,
+                    mutable,
+                    ty,
+                    tensor,
+                };
+                (target, lhs)
+            }
+            None => {
+                // A scalar `let` shadows any tensor of the same name for later statements.
+                self.bindings.remove(&name.to_string());
+                (
+                    ir::Target::NewScalar { name, mutable, ty },
+                    Vec::new(),
+                )
+            }
+        };
+        ir::Statement {
+            target,
+            op: ir::AssignOp::Assign,
+            lhs,
+            terms,
+            scalars: std::mem::take(&mut scope.scalars),
+            span: statement.let_token.span,
+        }
+    }
+
+    fn assign_statement(
+        &mut self,
+        statement: &syntax::AssignStatement,
+        scope: &mut StatementScope,
+    ) -> ir::Statement {
+        let op = match statement.op {
+            syntax::AssignOp::Assign => ir::AssignOp::Assign,
+            syntax::AssignOp::AddAssign => ir::AssignOp::Add,
+            syntax::AssignOp::SubAssign => ir::AssignOp::Sub,
+        };
+        let (target, lhs) = match &statement.indices {
+            Some(indices) => {
+                let access = self.place_access(&statement.place, indices, scope);
+                let lhs = access.slots.clone();
+                (ir::Target::Tensor { access }, lhs)
+            }
+            None => {
+                if let Some(name) = &statement.place.bare_name {
+                    scope.names.push((name.to_string(), name.span()));
+                }
+                let target = ir::Target::Scalar {
+                    place: statement.place.tokens.clone(),
+                    span: statement.place.span,
+                };
+                (target, Vec::new())
+            }
+        };
+        let terms = self.terms(&statement.value, scope);
+        ir::Statement {
+            target,
+            op,
+            lhs,
+            terms,
+            scalars: std::mem::take(&mut scope.scalars),
+            span: statement.place.span,
+        }
+    }
+
+    /// Splits a right-hand side into its top-level terms: parentheses around a whole term, and
+    /// a minus in front of one, are flattened into the sum.
+    fn terms(&mut self, expr: &syntax::Expr, scope: &mut StatementScope) -> Vec<ir::Term> {
+        let mut terms = Vec::new();
+        self.split_terms(expr, false, scope, &mut terms);
+        terms
+    }
+
+    fn split_terms(
+        &mut self,
+        expr: &syntax::Expr,
+        negated: bool,
+        scope: &mut StatementScope,
+        terms: &mut Vec<ir::Term>,
+    ) {
+        match expr {
+            syntax::Expr::Binary {
+                left,
+                op: op @ (BinaryOp::Add | BinaryOp::Sub),
+                right,
+            } => {
+                self.split_terms(left, negated, scope, terms);
+                let flip = matches!(op, BinaryOp::Sub);
+                self.split_terms(right, negated ^ flip, scope, terms);
+            }
+            syntax::Expr::Paren { inner, .. } => self.split_terms(inner, negated, scope, terms),
+            syntax::Expr::Neg { operand, .. } => {
+                self.split_terms(operand, !negated, scope, terms)
+            }
+            _ => {
+                let expr = self.expr(expr, scope);
+                terms.push(ir::Term {
+                    negated,
+                    expr,
+                    reduction: None,
+                });
+            }
+        }
+    }
+
+    fn expr(&mut self, expr: &syntax::Expr, scope: &mut StatementScope) -> ir::Expr {
+        match expr {
+            syntax::Expr::Binary { left, op, right } => {
+                let op = match op {
+                    BinaryOp::Add => ir::BinaryOp::Add,
+                    BinaryOp::Sub => ir::BinaryOp::Sub,
+                    BinaryOp::Mul => ir::BinaryOp::Mul,
+                    BinaryOp::Div => ir::BinaryOp::Div,
+                };
+                let left = self.expr(left, scope);
+                let right = self.expr(right, scope);
+                ir::Expr::Binary(op, Box::new(left), Box::new(right))
+            }
+            syntax::Expr::Neg { operand, .. } => ir::Expr::Neg(Box::new(self.expr(operand, scope))),
+            syntax::Expr::Paren { inner, .. } => self.expr(inner, scope),
+            syntax::Expr::Access { tensor, indices } => {
+                let access = match tensor {
+                    TensorSource::Place(place) => self.place_access(place, indices, scope),
+                    TensorSource::Rust(brace, tokens) => {
+                        let tensor = self.program.tensors.len();
+                        let text = access_text("{..}", indices);
+                        self.program.tensors.push(ir::Tensor {
+                            origin: TensorOrigin::Rust(braced(tokens, brace.span.join())),
+                            name: "{..}".to_owned(),
+                            rank: indices.indices.len(),
+                            first_access: text.clone(),
+                        });
+                        ir::Access {
+                            tensor,
+                            slots: self.slots(indices, scope),
+                            text,
+                            span: brace.span.open(),
+                        }
+                    }
+                };
+                ir::Expr::Access(access)
+            }
+            syntax::Expr::Literal(literal) => ir::Expr::Literal(self.literal(literal, scope)),
+            syntax::Expr::Scalar(place) => {
+                if let Some(name) = &place.bare_name {
+                    scope.names.push((name.to_string(), name.span()));
+                }
+                scope.scalars.push(ir::Scalar {
+                    tokens: place.tokens.clone(),
+                    span: place.span,
+                });
+                ir::Expr::Scalar(scope.scalars.len() - 1)
+            }
+            syntax::Expr::RustScalar(brace, tokens) => {
+                scope.scalars.push(ir::Scalar {
+                    tokens: braced(tokens, brace.span.join()),
+                    span: brace.span.open(),
+                });
+                ir::Expr::Scalar(scope.scalars.len() - 1)
+            }
+            syntax::Expr::Call {
+                function,
+                paren,
+                args,
+            } => self.call(function, paren.span.join(), args, scope),
+        }
+    }
+
+    fn call(
+        &mut self,
+        function: &syn::Ident,
+        args_span: Span,
+        args: &[syntax::Expr],
+        scope: &mut StatementScope,
+    ) -> ir::Expr {
+        use ir::Function::*;
+        let name = function.to_string();
+        let (resolved, arity) = match name.as_str() {
+            "exp" => (Exp, 1),
+            "ln" => (Ln, 1),
+            "sqrt" => (Sqrt, 1),
+            "abs" => (Abs, 1),
+            "sin" => (Sin, 1),
+            "cos" => (Cos, 1),
+            "tanh" => (Tanh, 1),
+            "max" => (Max, 2),
+            "min" => (Min, 2),
+            "powi" => (Powi(0), 2),
+            _ => {
+                self.errors.error(
+                    function.span(),
+                    format!(
+                        "unknown function `{name}`; the element-wise functions are exp, ln, sqrt, abs, sin, cos, tanh, max, min and powi"
+                    ),
+                );
+                scope.failed = true;
+                return ir::Expr::Call(Exp, Vec::new());
+            }
+        };
+        if args.len() != arity {
+            let plural = if arity == 1 { "" } else { "s" };
+            self.errors.error(
+                args_span,
+                format!(
+                    "`{name}` takes {arity} argument{plural} but {} were given",
+                    args.len()
+                ),
+            );
+            scope.failed = true;
+            return ir::Expr::Call(resolved, Vec::new());
+        }
+        if let Powi(_) = resolved {
+            let Some(exponent) = integer_literal(&args[1]) else {
+                self.errors.error(
+                    args[1].span(),
+                    "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
+                );
+                scope.failed = true;
+                return ir::Expr::Call(resolved, Vec::new());
+            };
+            let base = self.expr(&args[0], scope);
+            return ir::Expr::Call(Powi(exponent), vec![base]);
+        }
+        let args = args.iter().map(|arg| self.expr(arg, scope)).collect();
+        ir::Expr::Call(resolved, args)
+    }
+
+    fn literal(&mut self, literal: &syn::Lit, scope: &mut StatementScope) -> ir::Literal {
+        let (value, suffix) = match literal {
+            syn::Lit::Int(int) => (int.base10_parse::<f64>(), int.suffix().to_owned()),
+            syn::Lit::Float(float) => (float.base10_parse::<f64>(), float.suffix().to_owned()),
+            _ => unreachable!("the parser accepts only numeric literals"),
+        };
+        let value = value.unwrap_or_else(|error| {
+            self.errors.push(error);
+            scope.failed = true;
+            0.0
+        });
+        ir::Literal {
+            value,
+            suffixed: (!suffix.is_empty()).then(|| literal.to_token_stream()),
+            span: literal.span(),
+        }
+    }
+
+    fn place_access(
+        &mut self,
+        place: &syntax::Place,
+        indices: &IndexList,
+        scope: &mut StatementScope,
+    ) -> ir::Access {
+        if let Some(name) = &place.bare_name {
+            scope.names.push((name.to_string(), name.span()));
+        }
+        let text = access_text(&place.text, indices);
+        let tensor = match self.bindings.get(&place.text) {
+            Some(&tensor) => tensor,
+            None => {
+                let tensor = self.program.tensors.len();
+                self.program.tensors.push(ir::Tensor {
+                    origin: TensorOrigin::External(place.tokens.clone()),
+                    name: place.text.clone(),
+                    rank: indices.indices.len(),
+                    first_access: text.clone(),
+                });
+                self.bindings.insert(place.text.clone(), tensor);
+                tensor
+            }
+        };
+        ir::Access {
+            tensor,
+            slots: self.slots(indices, scope),
+            text,
+            span: place.span,
+        }
+    }
+
+    fn slots(&mut self, indices: &IndexList, scope: &mut StatementScope) -> Vec<Slot> {
+        indices
+            .indices
+            .iter()
+            .map(|index| match index {
+                Index::Var(ident) => Slot::Var(ir::IndexVar {
+                    name: ident.to_string(),
+                    span: ident.span(),
+                }),
+                Index::Position(literal) => {
+                    let position = literal.base10_parse::<usize>().unwrap_or_else(|error| {
+                        self.errors.push(error);
+                        scope.failed = true;
+                        0
+                    });
+                    Slot::Fixed(Position::Literal(position))
+                }
+                Index::Computed(brace, tokens) => {
+                    self.program
+                        .positions
+                        .push(braced(tokens, brace.span.join()));
+                    Slot::Fixed(Position::Computed(self.program.positions.len() - 1))
+                }
+            })
+            .collect()
+    }
+}
+
+// A name is either an index or a tensor/scalar within one statement, never both:
+// `c[i] = a[i] * i` cannot mean anything sensible.
+fn check_index_name_clash(statement: &ir::Statement, scope: &StatementScope, errors: &mut Errors) {
+    let vars = statement.all_vars();
+    for (name, span) in &scope.names {
+        if vars.iter().any(|var| &var.name == name) {
+            errors.error(
+                *span,
+                format!(
+                    "`{name}` is used both as an index and as a tensor or scalar in this statement; rename the index or the variable"
+                ),
+            );
+        }
+    }
+}
+
+/// `{ tokens }` as one expression token, spanned like the user's braces.
+fn braced(tokens: &TokenStream, span: Span) -> TokenStream {
+    let mut group = Group::new(Delimiter::Brace, tokens.clone());
+    group.set_span(span);
+    TokenTree::Group(group).into()
+}
+
+fn integer_literal(expr: &syntax::Expr) -> Option<i32> {
+    match expr {
+        syntax::Expr::Literal(syn::Lit::Int(int)) => int.base10_parse().ok(),
+        syntax::Expr::Neg { operand, .. } => integer_literal(operand).map(|value: i32| -value),
+        syntax::Expr::Paren { inner, .. } => integer_literal(inner),
+        _ => None,
+    }
+}
+
+fn index_span(index: &Index) -> Span {
+    match index {
+        Index::Var(ident) => ident.span(),
+        Index::Position(literal) => literal.span(),
+        Index::Computed(brace, _) => brace.span.join(),
+    }
+}
+
+/// `name[i, k, {..}]`: an access as text for messages.
+fn access_text(name: &str, indices: &IndexList) -> String {
+    let slots: Vec<String> = indices
+        .indices
+        .iter()
+        .map(|index| match index {
+            Index::Var(ident) => ident.to_string(),
+            Index::Position(literal) => literal.to_string(),
+            Index::Computed(_, tokens) => format!("{{{tokens}}}"),
+        })
+        .collect();
+    format!("{name}[{}]", slots.join(", "))
+}

@@ -1,0 +1,169 @@
+//! The language rules over resolved statements, one function each, run in the order listed in
+//! `check_rules`; each records its errors and lets the others run.
+
+use proc_macro2::Span;
+
+use crate::diagnostics::Errors;
+use crate::ir::{Access, BinaryOp, Expr, IndexVar, Program, Statement, Target};
+
+pub fn check_rules(program: &Program, errors: &mut Errors) {
+    for statement in &program.statements {
+        check_repeated_left_index(statement, errors);
+        check_let_extents_known(statement, errors);
+        check_nested_sums(statement, errors);
+    }
+    check_consistent_ranks(program, errors);
+}
+
+// Each left-hand index names a different axis: `c[i, i] = …` is an error (a diagonal is read,
+// `d[i] = a[i, i]`, never written).
+fn check_repeated_left_index(statement: &Statement, errors: &mut Errors) {
+    let vars: Vec<&IndexVar> = statement.lhs_vars().collect();
+    for (k, var) in vars.iter().enumerate() {
+        if vars[..k].contains(var) {
+            errors.error(
+                var.span,
+                format!(
+                    "index `{}` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here",
+                    var.name
+                ),
+            );
+        }
+    }
+}
+
+// A `let` result takes its extents from the right-hand side, so each of its indices must occur
+// there: `let c[i, j] = a[i]` leaves the extent of `j` unknown.
+fn check_let_extents_known(statement: &Statement, errors: &mut Errors) {
+    let Target::NewTensor { name, .. } = &statement.target else {
+        return;
+    };
+    let used: Vec<IndexVar> = statement
+        .terms
+        .iter()
+        .flat_map(|term| term.expr.vars())
+        .collect();
+    for var in statement.lhs_vars() {
+        if !used.contains(var) {
+            errors.error(
+                var.span,
+                format!(
+                    "index `{0}` of `let {name}[..]` does not occur on the right-hand side, so its extent is unknown; use `{0}` on the right-hand side or assign into an existing tensor",
+                    var.name
+                ),
+            );
+        }
+    }
+}
+
+// A parenthesised sum inside a product is point-wise. If the term sums over an index that some
+// of the sum's terms use and others do not, the meaning is ambiguous: in
+// `c[i] = (a[i, j] + b[i]) * y[j]`, is `b[i]` multiplied by every `y[j]`? Inside a function
+// argument the sum is plainly point-wise and allowed.
+fn check_nested_sums(statement: &Statement, errors: &mut Errors) {
+    let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
+    for term in &statement.terms {
+        let summed: Vec<IndexVar> = term
+            .expr
+            .vars()
+            .into_iter()
+            .filter(|var| !lhs.contains(&var))
+            .collect();
+        if !summed.is_empty() {
+            check_sums_in(&term.expr, &summed, statement, errors);
+        }
+    }
+}
+
+fn check_sums_in(expr: &Expr, summed: &[IndexVar], statement: &Statement, errors: &mut Errors) {
+    match expr {
+        Expr::Binary(BinaryOp::Add | BinaryOp::Sub, ..) => {
+            let mut addends = Vec::new();
+            collect_addends(expr, &mut addends);
+            for var in summed {
+                let uses: Vec<bool> = addends
+                    .iter()
+                    .map(|addend| addend.vars().contains(var))
+                    .collect();
+                if uses.contains(&true) {
+                    if let Some(lacking) = uses.iter().position(|&used| !used) {
+                        errors.error(
+                            expr_span(addends[lacking], statement),
+                            format!(
+                                "ambiguous nested sum: the term sums over `{0}`, but `{1}` in this parenthesised sum does not use `{0}`; multiply the sum out into separate terms, or compute it in a statement of its own",
+                                var.name, addends[lacking]
+                            ),
+                        );
+                    }
+                }
+            }
+            for addend in addends {
+                check_sums_in(addend, summed, statement, errors);
+            }
+        }
+        Expr::Binary(_, left, right) => {
+            check_sums_in(left, summed, statement, errors);
+            check_sums_in(right, summed, statement, errors);
+        }
+        Expr::Neg(operand) => check_sums_in(operand, summed, statement, errors),
+        Expr::Access(_) | Expr::Literal(_) | Expr::Scalar(_) | Expr::Call(..) => {}
+    }
+}
+
+fn collect_addends<'e>(expr: &'e Expr, addends: &mut Vec<&'e Expr>) {
+    match expr {
+        Expr::Binary(BinaryOp::Add | BinaryOp::Sub, left, right) => {
+            collect_addends(left, addends);
+            collect_addends(right, addends);
+        }
+        Expr::Neg(operand) => collect_addends(operand, addends),
+        _ => addends.push(expr),
+    }
+}
+
+fn expr_span(expr: &Expr, statement: &Statement) -> Span {
+    match expr {
+        Expr::Access(access) => access.span,
+        Expr::Literal(literal) => literal.span,
+        Expr::Scalar(id) => statement
+            .scalars
+            .get(*id)
+            .map_or(statement.span, |scalar| scalar.span),
+        Expr::Neg(operand) => expr_span(operand, statement),
+        Expr::Binary(_, left, _) => expr_span(left, statement),
+        Expr::Call(_, args) => args
+            .first()
+            .map_or(statement.span, |arg| expr_span(arg, statement)),
+    }
+}
+
+// Every access of one tensor binding uses as many indices as it has axes; a `let` of the block
+// fixes the rank of the tensor it makes.
+fn check_consistent_ranks(program: &Program, errors: &mut Errors) {
+    let mut check = |access: &Access| {
+        let Some(tensor) = program.tensors.get(access.tensor) else {
+            return;
+        };
+        if access.slots.len() != tensor.rank {
+            errors.error(
+                access.span,
+                format!(
+                    "`{}` is accessed with {} {} here but with {} in `{}`; use one index per axis in every access",
+                    tensor.name,
+                    access.slots.len(),
+                    if access.slots.len() == 1 { "index" } else { "indices" },
+                    tensor.rank,
+                    tensor.first_access
+                ),
+            );
+        }
+    };
+    for statement in &program.statements {
+        if let Target::Tensor { access } = &statement.target {
+            check(access);
+        }
+        for term in &statement.terms {
+            term.expr.visit_accesses(&mut check);
+        }
+    }
+}

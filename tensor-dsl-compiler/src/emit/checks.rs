@@ -1,0 +1,133 @@
+//! IR → the block's prelude: Rust-expression operands and computed positions are evaluated
+//! once, then every rank, position and extent check of every statement runs, before the first
+//! statement writes anything. Yields the extent local of each (statement, index).
+
+use std::collections::HashMap;
+
+use proc_macro2::{Ident, TokenStream};
+
+use super::{hidden_numbered, private, tensor_expr, Flavor};
+use crate::ir::{Position, Program, Slot, Target, TensorId, TensorOrigin};
+
+/// The check prelude and the name of each statement's index extents.
+pub struct Checks {
+    pub tokens: TokenStream,
+    /// `(statement, index name)` → the local holding its extent.
+    pub extents: HashMap<(usize, String), Ident>,
+}
+
+pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
+    let p = private();
+    let mut tokens = TokenStream::new();
+    let check = |call: TokenStream| match flavor {
+        Flavor::Panic => hygienic!(#p::expect(#call)),
+        Flavor::Fallible => hygienic! {
+            match #call {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(error) => {
+                    return ::core::result::Result::Err(::core::convert::From::from(error))
+                }
+            }
+        },
+    };
+
+    for (id, tensor) in program.tensors.iter().enumerate() {
+        if let TensorOrigin::Rust(expr) = &tensor.origin {
+            let local = hidden_numbered("__tensor", id);
+            tokens.extend(hygienic!(let #local = #expr;));
+        }
+    }
+    for (k, expr) in program.positions.iter().enumerate() {
+        let local = hidden_numbered("__position", k);
+        tokens.extend(hygienic!(let #local: usize = #expr;));
+    }
+    for (id, tensor) in program.tensors.iter().enumerate() {
+        if let TensorOrigin::External(_) | TensorOrigin::Rust(_) = tensor.origin {
+            let shape = hidden_numbered("__shape", id);
+            let expr = tensor_expr(&program.tensors, id);
+            let (access, name, rank) = (&tensor.first_access, &tensor.name, tensor.rank);
+            let rank_check = check(hygienic!(#p::check_rank(#access, #name, #shape, #rank)));
+            tokens.extend(hygienic! {
+                let #shape: &[usize] = #p::Operand::__tdsl_shape(&#expr);
+                #rank_check;
+            });
+        }
+    }
+
+    let mut extents: HashMap<(usize, String), Ident> = HashMap::new();
+    for (s, statement) in program.statements.iter().enumerate() {
+        let mut accesses = Vec::new();
+        if let Target::Tensor { access } = &statement.target {
+            accesses.push(access);
+        }
+        for term in &statement.terms {
+            term.expr.visit_accesses(&mut |access| accesses.push(access));
+        }
+        for access in &accesses {
+            for (axis, slot) in access.slots.iter().enumerate() {
+                if let Slot::Fixed(position) = slot {
+                    let position = position_expr(*position);
+                    let extent = axis_extent(program, &extents, access.tensor, axis);
+                    let text = &access.text;
+                    let call = check(hygienic!(#p::check_position(#text, #axis, #position, #extent)));
+                    tokens.extend(hygienic!(#call;));
+                }
+            }
+        }
+        for var in statement.all_vars() {
+            let mut occurrences = Vec::new();
+            for access in &accesses {
+                for (axis, slot) in access.slots.iter().enumerate() {
+                    if *slot == Slot::Var(var.clone()) {
+                        let extent = axis_extent(program, &extents, access.tensor, axis);
+                        let text = &access.text;
+                        occurrences.push(hygienic! {
+                            #p::Occurrence { access: #text, axis: #axis, extent: #extent }
+                        });
+                    }
+                }
+            }
+            let local = hidden_numbered("__extent", extents.len());
+            let name = &var.name;
+            let call = check(hygienic!(#p::unify(#name, &[#(#occurrences),*])));
+            tokens.extend(hygienic!(let #local: usize = #call;));
+            extents.insert((s, var.name.clone()), local);
+        }
+    }
+    Checks { tokens, extents }
+}
+
+/// The extent of axis `axis` of `tensor`, as an expression valid in the prelude: a `let`
+/// result of the block has its statement's extents, any other tensor its run-time shape.
+fn axis_extent(
+    program: &Program,
+    extents: &HashMap<(usize, String), Ident>,
+    tensor: TensorId,
+    axis: usize,
+) -> TokenStream {
+    match &program.tensors[tensor].origin {
+        TensorOrigin::Let { statement, .. } => {
+            let var = match &program.statements[*statement].lhs[axis] {
+                Slot::Var(var) => var.name.clone(),
+                Slot::Fixed(_) => unreachable!("`let` results have no fixed positions"),
+            };
+            let local = &extents[&(*statement, var)];
+            hygienic!(#local)
+        }
+        _ => {
+            let shape = hidden_numbered("__shape", tensor);
+            hygienic!(#shape[#axis])
+        }
+    }
+}
+
+/// A fixed position as a `usize` expression.
+pub(super) fn position_expr(position: Position) -> TokenStream {
+    match position {
+        Position::Literal(value) => hygienic!(#value),
+        Position::Computed(k) => {
+            let local = hidden_numbered("__position", k);
+            hygienic!(#local)
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! Statement plans → Rust for the host: operand accesses, the target, and one
+//! `__private::evaluate` loop-nest call per step, its body a closure over the operands'
+//! elements at the current point.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::quote_spanned;
+
+use super::checks::position_expr;
+use super::{hidden, hidden_numbered, private, tensor_expr};
+use crate::ir::{
+    AssignOp, BinaryOp, Expr, Function, IndexVar, Slot, Statement, Target, TensorId,
+};
+use crate::lower::{Kernel, Plan, StatementPlan, Step};
+
+type Extents = HashMap<(usize, String), Ident>;
+
+pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Extents) -> TokenStream {
+    let p = private();
+    let index = statement_plan.statement;
+    let statement = &plan.program.statements[index];
+    let emitter = StatementEmitter {
+        plan,
+        statement,
+        index,
+        extents,
+    };
+    let scalars = statement.scalars.iter().enumerate().map(|(k, scalar)| {
+        let local = hidden_numbered("__scalar", k);
+        let tokens = &scalar.tokens;
+        quote_spanned!(scalar.span=> let #local = #tokens;)
+    });
+    let scalars = hygienic!(#(#scalars)*);
+    let lhs_vars: Vec<IndexVar> = statement.lhs_vars().cloned().collect();
+
+    match &statement.target {
+        Target::NewTensor {
+            name, mutable, ty, ..
+        } => {
+            let rhs = emitter.new_tensor(&statement_plan.steps);
+            let binding = binding(name, *mutable, ty.as_ref());
+            hygienic! {
+                #binding = {
+                    #scalars
+                    #rhs
+                };
+            }
+        }
+        Target::NewScalar { name, mutable, ty } => {
+            let sum = emitter.scalar_sum(&statement_plan.steps, ty.as_ref(), None);
+            let binding = binding(name, *mutable, ty.as_ref());
+            hygienic! {
+                #binding = {
+                    #scalars
+                    #sum
+                };
+            }
+        }
+        Target::Scalar { place, .. } => {
+            let sum = emitter.scalar_sum(&statement_plan.steps, None, Some(place));
+            let op = match statement.op {
+                AssignOp::Assign => hygienic!(=),
+                AssignOp::Add => hygienic!(+=),
+                AssignOp::Sub => hygienic!(-=),
+            };
+            hygienic! {
+                {
+                    #scalars
+                    let __sum = { #sum };
+                    #place #op __sum;
+                }
+            }
+        }
+        Target::Tensor { access } => {
+            let target_tensor = access.tensor;
+            let temporary = statement_plan.temporary.as_ref().map(|temporary| {
+                let local = hidden("__temporary");
+                let rhs = emitter.new_tensor(&temporary.steps);
+                hygienic!(let #local = { #rhs };)
+            });
+            let skip = if temporary.is_some() {
+                None
+            } else {
+                Some(target_tensor)
+            };
+            let operands = emitter.operand_accesses(&statement_plan.steps, skip);
+            let place = tensor_expr(&plan.program.tensors, target_tensor);
+            let target = hidden("__target");
+            let zero = hidden("__zero");
+            let steps = statement_plan.steps.iter().map(|step| {
+                emitter.step(step, &statement.lhs, &lhs_vars, Some(target_tensor))
+            });
+            hygienic! {
+                {
+                    #scalars
+                    #temporary
+                    #operands
+                    let #target = {
+                        use #p::{TargetOwned as _, TargetShared as _};
+                        #place.__tdsl_target()
+                    };
+                    let __target_read = #target.read();
+                    let #zero = #p::zero_like(&#target);
+                    #(#steps)*
+                }
+            }
+        }
+    }
+}
+
+fn binding(name: &Ident, mutable: bool, ty: Option<&TokenStream>) -> TokenStream {
+    let mutability = mutable.then(|| hygienic!(mut));
+    let ty = ty.map(|ty| hygienic!(: #ty));
+    hygienic!(let #mutability #name #ty)
+}
+
+struct StatementEmitter<'a> {
+    plan: &'a Plan,
+    statement: &'a Statement,
+    index: usize,
+    extents: &'a Extents,
+}
+
+impl StatementEmitter<'_> {
+    fn extent(&self, var: &IndexVar) -> &Ident {
+        &self.extents[&(self.index, var.name.clone())]
+    }
+
+    /// One `let __operand_N = …` per tensor the steps read, except `skip` (the target, read
+    /// through its own access).
+    fn operand_accesses(&self, steps: &[Step], skip: Option<TensorId>) -> TokenStream {
+        let p = private();
+        let mut seen: Vec<TensorId> = Vec::new();
+        for step in steps {
+            for term in &step.terms {
+                term.expr.visit_accesses(&mut |access| {
+                    if Some(access.tensor) != skip && !seen.contains(&access.tensor) {
+                        seen.push(access.tensor);
+                    }
+                });
+            }
+        }
+        let lets = seen.iter().map(|&tensor| {
+            let local = hidden_numbered("__operand", tensor);
+            let expr = tensor_expr(&self.plan.program.tensors, tensor);
+            hygienic!(let #local = #p::Operand::__tdsl_operand(&#expr);)
+        });
+        hygienic!(#(#lets)*)
+    }
+
+    fn first_operand(&self, steps: &[Step]) -> Option<Ident> {
+        steps
+            .iter()
+            .flat_map(|step| &step.terms)
+            .find_map(|term| first_access(&term.expr))
+            .map(|tensor| hidden_numbered("__operand", tensor))
+    }
+
+    /// A block evaluating to a new zero-initialised tensor over the left-hand indices with
+    /// `steps` added into it.
+    fn new_tensor(&self, steps: &[Step]) -> TokenStream {
+        let p = private();
+        let operands = self.operand_accesses(steps, None);
+        let witness = self
+            .first_operand(steps)
+            .expect("checked: a new tensor's indices occur in some operand");
+        let lhs_vars: Vec<IndexVar> = self.statement.lhs_vars().cloned().collect();
+        let lhs: Vec<Slot> = lhs_vars.iter().cloned().map(Slot::Var).collect();
+        let shape = lhs_vars.iter().map(|var| self.extent(var));
+        let steps = steps
+            .iter()
+            .map(|step| self.step(step, &lhs, &lhs_vars, None));
+        hygienic! {
+            #operands
+            let __zero = #p::zero_like(&#witness);
+            let mut __result = #p::zeros_like(&__zero, [#(#shape),*]);
+            {
+                let __target = #p::TargetOwned::__tdsl_target(&mut __result);
+                #(#steps)*
+            }
+            __result
+        }
+    }
+
+    /// Statements evaluating to the sum of `steps` over every index, as a `T`.
+    fn scalar_sum(
+        &self,
+        steps: &[Step],
+        ty: Option<&TokenStream>,
+        place: Option<&TokenStream>,
+    ) -> TokenStream {
+        let p = private();
+        let operands = self.operand_accesses(steps, None);
+        // The element type comes from the first operand, else a scalar, else the target.
+        let zero = if let Some(operand) = self.first_operand(steps) {
+            hygienic!(#p::zero_like(&#operand))
+        } else if !self.statement.scalars.is_empty() {
+            let scalar = hidden_numbered("__scalar", 0);
+            hygienic!(#p::zero_like(&#scalar))
+        } else if let Some(place) = place {
+            hygienic!(#p::zero_like(&#place))
+        } else if let Some(ty) = ty {
+            hygienic!(<#ty as #p::Element>::ZERO)
+        } else {
+            hygienic!(0.0f64)
+        };
+        let steps = steps.iter().map(|step| self.step(step, &[], &[], None));
+        hygienic! {
+            #operands
+            let __zero = #zero;
+            let mut __sum = __zero;
+            {
+                let __target = #p::TargetAccess::scalar(&mut __sum);
+                #(#steps)*
+            }
+            __sum
+        }
+    }
+
+    /// One kernel call: `__target[lhs] (=|+=) Σ body`. `in_place` names the target tensor
+    /// when reads of it go through the target's own access.
+    fn step(
+        &self,
+        step: &Step,
+        lhs: &[Slot],
+        lhs_vars: &[IndexVar],
+        in_place: Option<TensorId>,
+    ) -> TokenStream {
+        match step.kernel {
+            Kernel::LoopNest => self.loop_nest(step, lhs, lhs_vars, in_place),
+        }
+    }
+
+    fn loop_nest(
+        &self,
+        step: &Step,
+        lhs: &[Slot],
+        lhs_vars: &[IndexVar],
+        in_place: Option<TensorId>,
+    ) -> TokenStream {
+        let p = private();
+        let loops: Vec<&IndexVar> = lhs_vars.iter().chain(&step.reduction).collect();
+        let n_out = lhs_vars.len();
+        let extents = loops.iter().map(|var| self.extent(var));
+        let axes = |slots: &[Slot]| -> Vec<TokenStream> {
+            slots
+                .iter()
+                .map(|slot| match slot {
+                    Slot::Var(var) => {
+                        let position = loops
+                            .iter()
+                            .position(|loop_var| *loop_var == var)
+                            .expect("every index of a step is one of its loops");
+                        hygienic!(#p::Axis::Loop(#position))
+                    }
+                    Slot::Fixed(position) => {
+                        let position = position_expr(*position);
+                        hygienic!(#p::Axis::Fixed(#position))
+                    }
+                })
+                .collect()
+        };
+        let target_axes = axes(lhs);
+        let mut operands: Vec<TokenStream> = Vec::new();
+        let mut body = TokenStream::new();
+        for (k, term) in step.terms.iter().enumerate() {
+            let value = self.expr(&term.expr, &mut |access| {
+                let handle = if Some(access.tensor) == in_place {
+                    hidden("__target_read")
+                } else {
+                    hidden_numbered("__operand", access.tensor)
+                };
+                let access_axes = axes(&access.slots);
+                operands.push(hygienic!(#handle.bind(&[#(#access_axes),*], &__ext)));
+                let slot = operands.len() - 1;
+                hygienic!(__x[#slot])
+            });
+            body.extend(match (k, term.negated) {
+                (0, false) => hygienic!((#value)),
+                (0, true) => hygienic!(-(#value)),
+                (_, false) => hygienic!(+ (#value)),
+                (_, true) => hygienic!(- (#value)),
+            });
+        }
+        let mode = if step.overwrite {
+            hygienic!(#p::Mode::Assign)
+        } else {
+            hygienic!(#p::Mode::Add)
+        };
+        hygienic! {
+            {
+                let __ext = [#(#extents),*];
+                #p::evaluate(
+                    __target.bind(&[#(#target_axes),*], &__ext, #n_out),
+                    #mode,
+                    __ext,
+                    #n_out,
+                    [#(#operands),*],
+                    move |__x| #body,
+                );
+            }
+        }
+    }
+
+    /// The element-wise value of `expr`; `access` turns each tensor access into its operand
+    /// element.
+    fn expr(
+        &self,
+        expr: &Expr,
+        access: &mut dyn FnMut(&crate::ir::Access) -> TokenStream,
+    ) -> TokenStream {
+        let p = private();
+        match expr {
+            Expr::Access(a) => access(a),
+            Expr::Literal(literal) => match &literal.suffixed {
+                Some(tokens) => tokens.clone(),
+                None => {
+                    let value = Literal::f64_suffixed(literal.value);
+                    let zero = hidden("__zero");
+                    quote_spanned!(literal.span=> #p::lit(&#zero, #value))
+                }
+            },
+            Expr::Scalar(k) => {
+                let local = hidden_numbered("__scalar", *k);
+                let span = self.statement.scalars[*k].span;
+                quote_spanned!(span=> #local)
+            }
+            Expr::Neg(operand) => {
+                let operand = self.expr(operand, access);
+                hygienic!((-#operand))
+            }
+            Expr::Binary(op, left, right) => {
+                let left = self.expr(left, access);
+                let right = self.expr(right, access);
+                let op = match op {
+                    BinaryOp::Add => hygienic!(+),
+                    BinaryOp::Sub => hygienic!(-),
+                    BinaryOp::Mul => hygienic!(*),
+                    BinaryOp::Div => hygienic!(/),
+                };
+                hygienic!((#left #op #right))
+            }
+            Expr::Call(function, args) => {
+                let args: Vec<TokenStream> =
+                    args.iter().map(|arg| self.expr(arg, access)).collect();
+                let name = proc_macro2::Ident::new(function.name(), proc_macro2::Span::call_site());
+                match function {
+                    Function::Powi(exponent) => {
+                        hygienic!(#p::Element::powi(#(#args),*, #exponent))
+                    }
+                    _ => hygienic!(#p::Element::#name(#(#args),*)),
+                }
+            }
+        }
+    }
+}
+
+fn first_access(expr: &Expr) -> Option<TensorId> {
+    let mut first = None;
+    expr.visit_accesses(&mut |access| {
+        first.get_or_insert(access.tensor);
+    });
+    first
+}
+

@@ -1,0 +1,72 @@
+//! Plan → Rust tokens. The expansion runs, in order: Rust-expression operands and computed
+//! positions (`prelude`), every shape check of the block (`checks`), then each statement
+//! (`cpu`). Generated code names the runtime only as `::tensor_dsl::__private`, and its own
+//! locals carry `Span::mixed_site()` so they never clash with user names.
+
+/// `quote!` with every token the template itself writes spanned `Span::mixed_site()`, so
+/// generated locals are hygienic; interpolated user tokens keep their own spans.
+macro_rules! hygienic {
+    ($($tokens:tt)*) => {
+        quote::quote_spanned!(proc_macro2::Span::mixed_site()=> $($tokens)*)
+    };
+}
+
+mod checks;
+mod cpu;
+mod fallback;
+
+pub use fallback::fallback;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::format_ident;
+
+use crate::ir::{TensorId, TensorOrigin};
+use crate::lower::Plan;
+
+/// How run-time shape errors surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// `tensor!`: panic at the user's macro call.
+    Panic,
+    /// `try_tensor!`: `return Err(From::from(shape_error))` from the enclosing function.
+    Fallible,
+}
+
+pub fn emit(plan: &Plan, flavor: Flavor) -> TokenStream {
+    let checks = checks::emit_checks(&plan.program, flavor);
+    let statements = plan
+        .statements
+        .iter()
+        .map(|statement| cpu::emit_statement(plan, statement, &checks.extents));
+    let prelude = checks.tokens;
+    hygienic! {
+        #prelude
+        #(#statements)*
+    }
+}
+
+/// The path generated code reaches the runtime through.
+fn private() -> TokenStream {
+    hygienic!(::tensor_dsl::__private)
+}
+
+/// A generated local: invisible to (and unable to shadow) user code.
+fn hidden(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+fn hidden_numbered(prefix: &str, number: usize) -> Ident {
+    format_ident!("{}_{}", prefix, number, span = Span::mixed_site())
+}
+
+/// The expression of a tensor binding, to borrow for shapes and operand accesses.
+fn tensor_expr(plan_tensors: &[crate::ir::Tensor], tensor: TensorId) -> TokenStream {
+    match &plan_tensors[tensor].origin {
+        TensorOrigin::External(tokens) => tokens.clone(),
+        TensorOrigin::Rust(_) => hidden_numbered("__tensor", tensor).into_token_stream(),
+        TensorOrigin::Let { name, .. } => name.clone().into_token_stream(),
+        TensorOrigin::Temporary { .. } => hidden("__temporary").into_token_stream(),
+    }
+}
+
+use quote::ToTokens;

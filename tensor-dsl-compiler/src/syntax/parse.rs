@@ -1,0 +1,354 @@
+//! `impl`-free recursive descent over a `ParseStream`, one function per grammar rule of
+//! LANGUAGE.md §2; `lookahead1` supplies the "expected one of …" messages. A statement that
+//! fails to parse is skipped up to its `;` so the rest of the block is still parsed.
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{braced, bracketed, parenthesized, token, Token};
+
+use super::{
+    AssignOp, AssignStatement, BinaryOp, Expr, Index, IndexList, LetStatement, Place, Statement,
+    TensorSource,
+};
+use crate::diagnostics::Errors;
+
+/// A statement as parsed: the tree, or what a failed one still tells about the `let` it makes.
+#[derive(Debug)]
+pub enum Parsed {
+    Ok(Statement),
+    /// The statement did not parse; if it began `let name`, the name is kept so the stub
+    /// expansion still binds it and no "cannot find value" errors follow.
+    Failed { let_name: Option<syn::Ident> },
+}
+
+/// Parses a whole block, recording each statement's syntax error and carrying on after it.
+pub fn parse_block(input: TokenStream, errors: &mut Errors) -> Vec<Parsed> {
+    let parser = |stream: ParseStream| Ok(statements(stream, errors));
+    // The closure above never fails: every error is recorded and parsing resumes.
+    parser.parse2(input).unwrap_or_default()
+}
+
+fn statements(input: ParseStream, errors: &mut Errors) -> Vec<Parsed> {
+    let mut parsed = Vec::new();
+    while !input.is_empty() {
+        if input.peek(Token![;]) {
+            let _: Token![;] = input.parse().expect("peeked");
+            continue;
+        }
+        let let_name = peek_let_name(input);
+        match statement(input).and_then(|statement| end_of_statement(input).map(|()| statement)) {
+            Ok(statement) => parsed.push(Parsed::Ok(statement)),
+            Err(error) => {
+                errors.push(error);
+                skip_past_semicolon(input);
+                parsed.push(Parsed::Failed { let_name });
+            }
+        }
+    }
+    parsed
+}
+
+fn peek_let_name(input: ParseStream) -> Option<syn::Ident> {
+    let fork = input.fork();
+    fork.parse::<Token![let]>().ok()?;
+    let _: Option<Token![mut]> = fork.parse().ok()?;
+    fork.parse().ok()
+}
+
+fn end_of_statement(input: ParseStream) -> syn::Result<()> {
+    if input.is_empty() {
+        return Ok(());
+    }
+    let lookahead = input.lookahead1();
+    if lookahead.peek(Token![;]) {
+        let _: Token![;] = input.parse()?;
+        return Ok(());
+    }
+    expect_operator(lookahead)
+}
+
+/// Fails with "expected one of: …" listing the binary operators (and whatever `lookahead`
+/// already peeked): the tokens that could have continued an expression here.
+fn expect_operator(lookahead: syn::parse::Lookahead1) -> syn::Result<()> {
+    let _ = [
+        lookahead.peek(Token![+]),
+        lookahead.peek(Token![-]),
+        lookahead.peek(Token![*]),
+        lookahead.peek(Token![/]),
+    ];
+    Err(lookahead.error())
+}
+
+fn skip_past_semicolon(input: ParseStream) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tree, next)) = rest.token_tree() {
+            rest = next;
+            if matches!(&tree, TokenTree::Punct(punct) if punct.as_char() == ';') {
+                break;
+            }
+        }
+        Ok(((), rest))
+    });
+}
+
+fn statement(input: ParseStream) -> syn::Result<Statement> {
+    if input.peek(Token![let]) {
+        return let_statement(input).map(Statement::Let);
+    }
+    let place = place(input)?;
+    let indices = if input.peek(token::Bracket) {
+        Some(index_list(input)?)
+    } else {
+        None
+    };
+    let op = assign_op(input)?;
+    let value = expr(input)?;
+    Ok(Statement::Assign(AssignStatement {
+        place,
+        indices,
+        op,
+        value,
+    }))
+}
+
+fn let_statement(input: ParseStream) -> syn::Result<LetStatement> {
+    let let_token = input.parse()?;
+    let mutability = input.parse()?;
+    let name = input.parse()?;
+    let indices = if input.peek(token::Bracket) {
+        Some(index_list(input)?)
+    } else {
+        None
+    };
+    let lookahead = input.lookahead1();
+    let ty = if lookahead.peek(Token![:]) {
+        let _: Token![:] = input.parse()?;
+        Some(input.parse()?)
+    } else if lookahead.peek(Token![=]) {
+        None
+    } else {
+        return Err(lookahead.error());
+    };
+    let _: Token![=] = input.parse()?;
+    let value = expr(input)?;
+    Ok(LetStatement {
+        let_token,
+        mutability,
+        name,
+        indices,
+        ty,
+        value,
+    })
+}
+
+fn assign_op(input: ParseStream) -> syn::Result<AssignOp> {
+    let lookahead = input.lookahead1();
+    if lookahead.peek(Token![+=]) {
+        let _: Token![+=] = input.parse()?;
+        Ok(AssignOp::AddAssign)
+    } else if lookahead.peek(Token![-=]) {
+        let _: Token![-=] = input.parse()?;
+        Ok(AssignOp::SubAssign)
+    } else if lookahead.peek(Token![=]) && !input.peek(Token![==]) {
+        let _: Token![=] = input.parse()?;
+        Ok(AssignOp::Assign)
+    } else {
+        Err(lookahead.error())
+    }
+}
+
+/// `IDENT ('.' (IDENT | INTEGER))*`, also starting with `self`.
+fn place(input: ParseStream) -> syn::Result<Place> {
+    let first: syn::Ident = if input.peek(Token![self]) {
+        input.call(syn::Ident::parse_any)?
+    } else {
+        input.parse()?
+    };
+    let span = first.span();
+    let mut tokens = first.to_token_stream();
+    let mut text = first.to_string();
+    let mut is_bare = true;
+    while input.peek(Token![.]) && !input.peek(Token![..]) {
+        is_bare = false;
+        let dot: Token![.] = input.parse()?;
+        dot.to_tokens(&mut tokens);
+        text.push('.');
+        let lookahead = input.lookahead1();
+        if lookahead.peek(syn::Ident) {
+            let field: syn::Ident = input.parse()?;
+            text.push_str(&field.to_string());
+            field.to_tokens(&mut tokens);
+        } else if lookahead.peek(syn::LitInt) {
+            let field: syn::LitInt = input.parse()?;
+            text.push_str(&field.to_string());
+            field.to_tokens(&mut tokens);
+        } else if lookahead.peek(syn::LitFloat) {
+            // `t.0.1` lexes as `t` `.` `0.1`: rustc accepts the float as two tuple fields.
+            let fields: syn::LitFloat = input.parse()?;
+            text.push_str(&fields.to_string());
+            fields.to_tokens(&mut tokens);
+        } else {
+            return Err(lookahead.error());
+        }
+    }
+    Ok(Place {
+        tokens,
+        text,
+        span,
+        bare_name: is_bare.then_some(first),
+    })
+}
+
+fn index_list(input: ParseStream) -> syn::Result<IndexList> {
+    let content;
+    let bracket = bracketed!(content in input);
+    let indices = content.parse_terminated(index, Token![,])?;
+    if indices.is_empty() {
+        return Err(syn::Error::new(
+            bracket.span.join(),
+            "empty index list `[]`: an access needs at least one index; write a scalar without brackets",
+        ));
+    }
+    Ok(IndexList {
+        indices: indices.into_iter().collect(),
+    })
+}
+
+fn index(input: ParseStream) -> syn::Result<Index> {
+    let lookahead = input.lookahead1();
+    if lookahead.peek(syn::Ident) {
+        input.parse().map(Index::Var)
+    } else if lookahead.peek(syn::LitInt) {
+        let position: syn::LitInt = input.parse()?;
+        position.base10_parse::<usize>()?;
+        Ok(Index::Position(position))
+    } else if lookahead.peek(token::Brace) {
+        let content;
+        let brace = braced!(content in input);
+        Ok(Index::Computed(brace, content.parse()?))
+    } else {
+        Err(lookahead.error())
+    }
+}
+
+/// `term (('+' | '-') term)*`
+fn expr(input: ParseStream) -> syn::Result<Expr> {
+    let mut left = term(input)?;
+    loop {
+        let op = if input.peek(Token![+]) && !input.peek(Token![+=]) {
+            {
+            let _: Token![+] = input.parse()?;
+            BinaryOp::Add
+        }
+        } else if input.peek(Token![-]) && !input.peek(Token![-=]) {
+            {
+            let _: Token![-] = input.parse()?;
+            BinaryOp::Sub
+        }
+        } else {
+            return Ok(left);
+        };
+        let right = term(input)?;
+        left = Expr::Binary {
+            left: Box::new(left),
+            op,
+            right: Box::new(right),
+        };
+    }
+}
+
+/// `unary (('*' | '/') unary)*`
+fn term(input: ParseStream) -> syn::Result<Expr> {
+    let mut left = unary(input)?;
+    loop {
+        let op = if input.peek(Token![*]) && !input.peek(Token![*=]) {
+            {
+            let _: Token![*] = input.parse()?;
+            BinaryOp::Mul
+        }
+        } else if input.peek(Token![/]) && !input.peek(Token![/=]) {
+            {
+            let _: Token![/] = input.parse()?;
+            BinaryOp::Div
+        }
+        } else {
+            return Ok(left);
+        };
+        let right = unary(input)?;
+        left = Expr::Binary {
+            left: Box::new(left),
+            op,
+            right: Box::new(right),
+        };
+    }
+}
+
+/// `'-' unary | atom`
+fn unary(input: ParseStream) -> syn::Result<Expr> {
+    if input.peek(Token![-]) {
+        let minus = input.parse()?;
+        let operand = Box::new(unary(input)?);
+        return Ok(Expr::Neg { minus, operand });
+    }
+    atom(input)
+}
+
+fn atom(input: ParseStream) -> syn::Result<Expr> {
+    let lookahead = input.lookahead1();
+    if lookahead.peek(token::Paren) {
+        let content;
+        let paren = parenthesized!(content in input);
+        let inner = Box::new(expr(&content)?);
+        expect_empty(&content)?;
+        Ok(Expr::Paren { paren, inner })
+    } else if lookahead.peek(token::Brace) {
+        let content;
+        let brace = braced!(content in input);
+        let tokens: TokenStream = content.parse()?;
+        if input.peek(token::Bracket) {
+            let indices = index_list(input)?;
+            Ok(Expr::Access {
+                tensor: TensorSource::Rust(brace, tokens),
+                indices,
+            })
+        } else {
+            Ok(Expr::RustScalar(brace, tokens))
+        }
+    } else if lookahead.peek(syn::LitInt) || lookahead.peek(syn::LitFloat) {
+        input.parse().map(Expr::Literal)
+    } else if lookahead.peek(syn::Ident) && input.peek2(token::Paren) {
+        let function: syn::Ident = input.parse()?;
+        let content;
+        let paren = parenthesized!(content in input);
+        let args = content.parse_terminated(expr, Token![,])?;
+        Ok(Expr::Call {
+            function,
+            paren,
+            args: args.into_iter().collect(),
+        })
+    } else if lookahead.peek(syn::Ident) || lookahead.peek(Token![self]) {
+        let place = place(input)?;
+        if input.peek(token::Bracket) {
+            let indices = index_list(input)?;
+            Ok(Expr::Access {
+                tensor: TensorSource::Place(place),
+                indices,
+            })
+        } else {
+            Ok(Expr::Scalar(place))
+        }
+    } else {
+        Err(lookahead.error())
+    }
+}
+
+fn expect_empty(input: ParseStream) -> syn::Result<()> {
+    if input.is_empty() {
+        return Ok(());
+    }
+    expect_operator(input.lookahead1())
+}
+
