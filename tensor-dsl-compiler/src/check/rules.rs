@@ -59,7 +59,8 @@ fn check_let_extents_known(statement: &Statement, errors: &mut Errors) {
 // A parenthesised sum inside a product is point-wise. If the term sums over an index that some
 // of the sum's terms use and others do not, the meaning is ambiguous: in
 // `c[i] = (a[i, j] + b[i]) * y[j]`, is `b[i]` multiplied by every `y[j]`? Inside a function
-// argument the sum is plainly point-wise and allowed.
+// argument the sum is plainly point-wise and allowed, and so is a constant addend (no tensor
+// at all, as in `a[i, j] / (b[j] + eps)`): it has no index that could have been meant to sum.
 fn check_nested_sums(statement: &Statement, errors: &mut Errors) {
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
     for term in &statement.terms {
@@ -81,12 +82,12 @@ fn check_sums_in(expr: &Expr, summed: &[IndexVar], statement: &Statement, errors
             let mut addends = Vec::new();
             collect_addends(expr, &mut addends);
             for var in summed {
-                let uses: Vec<bool> = addends
+                let uses: Vec<Option<bool>> = addends
                     .iter()
-                    .map(|addend| addend.vars().contains(var))
+                    .map(|addend| has_access(addend).then(|| addend.vars().contains(var)))
                     .collect();
-                if uses.contains(&true) {
-                    if let Some(lacking) = uses.iter().position(|&used| !used) {
+                if uses.contains(&Some(true)) {
+                    if let Some(lacking) = uses.iter().position(|&used| used == Some(false)) {
                         errors.error(
                             expr_span(addends[lacking], statement),
                             format!(
@@ -108,6 +109,12 @@ fn check_sums_in(expr: &Expr, summed: &[IndexVar], statement: &Statement, errors
         Expr::Neg(operand) => check_sums_in(operand, summed, statement, errors),
         Expr::Access(_) | Expr::Literal(_) | Expr::Scalar(_) | Expr::Call(..) => {}
     }
+}
+
+fn has_access(expr: &Expr) -> bool {
+    let mut found = false;
+    expr.visit_accesses(&mut |_| found = true);
+    found
 }
 
 fn collect_addends<'e>(expr: &'e Expr, addends: &mut Vec<&'e Expr>) {

@@ -1,0 +1,82 @@
+//! Targets read on their own right-hand side: in place when every read is the target's own
+//! access in a term that sums nothing, through a temporary otherwise. Either way the result
+//! equals evaluating the right-hand side first.
+
+mod common;
+
+use common::{assert_close, at, data, reference, sum_over};
+use tensor_dsl::tensor;
+
+#[test]
+fn gemm_update_reads_the_target_in_place() {
+    let a = data::<f64>(&[7, 4], 0);
+    let b = data::<f64>(&[4, 13], 1);
+    let before = data::<f64>(&[7, 13], 2);
+    let mut c = before.clone();
+    tensor! { c[i, j] = 2.0 * c[i, j] + a[i, k] * b[k, j] - c[i, j] / 4; }
+    let expected = reference(&[7, 13], |ix| {
+        2.0 * at(&before, ix) - at(&before, ix) / 4.0
+            + sum_over(&[4], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]))
+    });
+    assert_close(&c, &expected, 1e-12);
+}
+
+#[test]
+fn transposed_self_read_goes_through_a_temporary() {
+    let before = data::<f64>(&[7, 7], 0);
+    let mut c = before.clone();
+    tensor! { c[i, j] = c[j, i]; }
+    assert_close(&c, &reference(&[7, 7], |ix| at(&before, &[ix[1], ix[0]])), 1e-15);
+
+    let mut c = before.clone();
+    tensor! { c[i, j] += c[j, i] + c[i, j]; }
+    let expected = reference(&[7, 7], |ix| {
+        2.0 * at(&before, ix) + at(&before, &[ix[1], ix[0]])
+    });
+    assert_close(&c, &expected, 1e-15);
+}
+
+#[test]
+fn contraction_with_the_target_goes_through_a_temporary() {
+    let a = data::<f64>(&[5, 5], 0);
+    let before = data::<f64>(&[5, 5], 1);
+    let mut c = before.clone();
+    tensor! { c[i, j] = a[i, k] * c[k, j]; }
+    let expected = reference(&[5, 5], |ix| {
+        sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) * at(&before, &[r[0], ix[1]]))
+    });
+    assert_close(&c, &expected, 1e-12);
+
+    let b = data::<f64>(&[5, 5], 2);
+    let mut c = before.clone();
+    tensor! { c[i, j] -= c[i, j] * a[i, k] * b[k, j]; }
+    let expected = reference(&[5, 5], |ix| {
+        at(&before, ix)
+            - sum_over(&[5], |r| {
+                at(&before, ix) * at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]])
+            })
+    });
+    assert_close(&c, &expected, 1e-12);
+}
+
+#[test]
+fn view_target_read_on_its_own_right_hand_side() {
+    let mut storage = data::<f64>(&[4, 4], 3);
+    let before = storage.clone();
+    let view = storage.view_mut();
+    tensor! {
+        view[i, j] = view[i, j] * 3;
+        view[i, j] = view[j, i] + 1;
+    }
+    let expected = reference(&[4, 4], |ix| 3.0 * at(&before, &[ix[1], ix[0]]) + 1.0);
+    assert_close(&storage, &expected, 1e-12);
+}
+
+#[test]
+fn scalar_target_read_on_its_right_hand_side() {
+    let x = data::<f64>(&[6], 0);
+    let mut s = 2.0;
+    tensor! { s = s * x[i] * x[i] + s; }
+    let expected = 2.0 * sum_over(&[6], |r| at(&x, r).powi(2)) + 2.0;
+    common::assert_close_scalar(s, expected, 1e-12);
+}

@@ -1,0 +1,134 @@
+//! `=`, `+=` and `-=` into owned tensors, `&mut` tensors and strided views; broadcast; several
+//! statements per block with shadowing; scalars evaluated once per statement.
+
+mod common;
+
+use common::{assert_close, at, data, reference, sum_over};
+use tensor_dsl::{tensor, Tensor};
+
+#[test]
+fn assign_add_and_subtract_into_existing_tensors() {
+    let a = data::<f64>(&[7, 5], 0);
+    let b = data::<f64>(&[5, 13], 1);
+    let before = data::<f64>(&[7, 13], 2);
+    let product = |ix: &[usize]| sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]));
+
+    let mut c = before.clone();
+    tensor! { c[i, j] = a[i, k] * b[k, j]; }
+    assert_close(&c, &reference(&[7, 13], product), 1e-12);
+
+    let mut c = before.clone();
+    tensor! { c[i, j] += a[i, k] * b[k, j]; }
+    assert_close(&c, &reference(&[7, 13], |ix| at(&before, ix) + product(ix)), 1e-12);
+
+    let mut c = before.clone();
+    let c_ref = &mut c;
+    tensor! { c_ref[i, j] -= a[i, k] * b[k, j] - 3 * b[k, j] * a[i, k] + 1; }
+    let expected = reference(&[7, 13], |ix| at(&before, ix) - (product(ix) - 3.0 * product(ix) + 1.0));
+    assert_close(&c, &expected, 1e-12);
+}
+
+#[test]
+fn broadcast_of_left_hand_indices() {
+    let w = data::<f32>(&[4, 3], 0);
+    let x = data::<f32>(&[5, 3], 1);
+    let bias = data::<f32>(&[4], 2);
+    let mut y = Tensor::<f32>::zeros([5, 4]);
+    tensor! { y[b, o] = w[o, k] * x[b, k] + bias[o]; }
+    let expected = reference(&[5, 4], |ix| {
+        sum_over(&[3], |r| at(&w, &[ix[1], r[0]]) * at(&x, &[ix[0], r[0]])) + at(&bias, &[ix[1]])
+    });
+    assert_close(&y, &expected, 1e-5);
+
+    // A term with no tensor at all fills every element.
+    tensor! { y[b, o] = 0.5; }
+    assert!(y.as_slice().iter().all(|&v| v == 0.5));
+}
+
+#[test]
+fn later_statements_read_earlier_lets_and_shadowing_reads_the_old_binding() {
+    let a = data::<f64>(&[3, 4], 0);
+    let x = data::<f64>(&[4], 1);
+    tensor! {
+        let y[i] = a[i, k] * x[k];
+        let y[i] = 2 * y[i] + 1;        // the right-hand side sees the first `y`
+        let s = y[i] * y[i];
+        let mut z[j] = a[i, j] * y[i];
+        z[j] += x[j];
+    }
+    let y0 = reference(&[3], |ix| sum_over(&[4], |r| at(&a, &[ix[0], r[0]]) * at(&x, r)));
+    let y1 = reference(&[3], |ix| 2.0 * at(&y0, ix) + 1.0);
+    assert_close(&y, &y1, 1e-12);
+    common::assert_close_scalar(s, sum_over(&[3], |r| at(&y1, r).powi(2)), 1e-12);
+    let expected = reference(&[4], |ix| {
+        sum_over(&[3], |r| at(&a, &[r[0], ix[0]]) * at(&y1, r)) + at(&x, ix)
+    });
+    assert_close(&z, &expected, 1e-12);
+}
+
+#[test]
+fn scalars_literals_and_rust_expressions() {
+    let a = data::<f64>(&[6], 0);
+    let alpha = 0.25;
+    let mut calls = 0;
+    let mut next = || {
+        calls += 1;
+        3.0
+    };
+    struct Config {
+        scale: f64,
+    }
+    let config = Config { scale: -2.0 };
+    tensor! {
+        let b[i] = alpha * a[i] * { next() } + config.scale / 4 + 1 / 2 + 2.5e-1;
+    }
+    assert_eq!(calls, 1, "a `{{ expr }}` scalar runs once per statement");
+    let expected = reference(&[6], |ix| 0.25 * at(&a, ix) * 3.0 - 0.5 + 0.5 + 0.25);
+    assert_close(&b, &expected, 1e-12);
+
+    let c = data::<f32>(&[3], 1);
+    tensor! { let d[i] = 2.0f32 * c[i] - -c[i]; }
+    assert_close(&d, &reference(&[3], |ix| 3.0 * at(&c, ix)), 1e-6);
+}
+
+#[test]
+fn targets_and_operands_as_permuted_and_sliced_views() {
+    let a = data::<f64>(&[5, 7], 0);
+    let b = data::<f64>(&[7, 6], 1);
+    let mut out = data::<f64>(&[6, 9], 2);
+    let before = out.clone();
+    {
+        // A transposed operand, a sliced operand, and a transposed window of `out` as target.
+        let a_t = a.view().permuted_axes(&[1, 0]); // [7, 5]
+        let b_part = b.view().slice_axis(1, 1..5); // [7, 4]
+        let mut window = out.view_mut().slice_axis(0, 1..5).slice_axis(1, 2..7);
+        let target = window.reborrow().permuted_axes(&[1, 0]); // [5, 4]
+        tensor! { target[i, j] = a_t[k, i] * b_part[k, j] + 1; }
+    }
+    for r in 0..6 {
+        for c in 0..9 {
+            let got = at(&out, &[r, c]);
+            if (1..5).contains(&r) && (2..7).contains(&c) {
+                let (i, j) = (c - 2, r - 1);
+                let expected =
+                    sum_over(&[7], |k| at(&a, &[i, k[0]]) * at(&b, &[k[0], j + 1])) + 1.0;
+                assert!((got - expected).abs() < 1e-12, "({r}, {c})");
+            } else {
+                assert_eq!(got, at(&before, &[r, c]), "outside the window is untouched");
+            }
+        }
+    }
+}
+
+#[test]
+fn view_targets_need_no_mut_binding() {
+    let a = data::<f64>(&[4, 3], 0);
+    let mut storage = Tensor::<f64>::zeros([3, 4]);
+    let target = storage.view_mut();
+    tensor! {
+        target[j, i] = a[i, j];
+        target[j, i] += a[i, j];
+    }
+    let expected = reference(&[3, 4], |ix| 2.0 * at(&a, &[ix[1], ix[0]]));
+    assert_close(&storage, &expected, 1e-12);
+}

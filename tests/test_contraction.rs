@@ -1,0 +1,116 @@
+//! Contractions end to end against naive loops: matmul, the seed contraction, batched and
+//! many-operand terms, outer products, odd and zero extents, f32 and f64.
+
+mod common;
+
+use common::{assert_close, at, data, reference, sum_over};
+use tensor_dsl::{tensor, Tensor};
+
+#[test]
+fn seed_contraction_over_odd_extents() {
+    for &(ni, nj, nk, nl) in &[(7, 13, 5, 3), (1, 1, 1, 1), (13, 7, 1, 7), (3, 4, 0, 2)] {
+        let a = data::<f64>(&[ni, nk, nl], 0);
+        let b = data::<f64>(&[nk, nj, nl], 1);
+        tensor! { let c[i, j] = a[i, k, l] * b[k, j, l]; }
+        let expected = reference(&[ni, nj], |ix| {
+            sum_over(&[nk, nl], |r| {
+                at(&a, &[ix[0], r[0], r[1]]) * at(&b, &[r[0], ix[1], r[1]])
+            })
+        });
+        assert_close(&c, &expected, 1e-12);
+    }
+}
+
+#[test]
+fn matmul_f32_and_zero_sized_results() {
+    for &(m, n, k) in &[(7, 13, 1), (0, 3, 4), (5, 0, 2), (13, 7, 13)] {
+        let a = data::<f32>(&[m, k], 2);
+        let b = data::<f32>(&[k, n], 3);
+        tensor! { let c[i, j] = a[i, p] * b[p, j]; }
+        let expected = reference(&[m, n], |ix| {
+            sum_over(&[k], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]))
+        });
+        assert_close(&c, &expected, 1e-5);
+    }
+}
+
+#[test]
+fn batched_matmul_and_outer_product() {
+    let a = data::<f64>(&[3, 4, 5], 0);
+    let b = data::<f64>(&[3, 5, 2], 1);
+    let u = data::<f64>(&[4], 2);
+    let v = data::<f64>(&[7], 3);
+    tensor! {
+        let c[n, i, j] = a[n, i, k] * b[n, k, j];
+        let outer[i, j] = u[i] * v[j];
+    }
+    let expected = reference(&[3, 4, 2], |ix| {
+        sum_over(&[5], |r| at(&a, &[ix[0], ix[1], r[0]]) * at(&b, &[ix[0], r[0], ix[2]]))
+    });
+    assert_close(&c, &expected, 1e-12);
+    let expected = reference(&[4, 7], |ix| at(&u, &[ix[0]]) * at(&v, &[ix[1]]));
+    assert_close(&outer, &expected, 1e-12);
+}
+
+#[test]
+fn four_index_transform_with_five_factors() {
+    let n = 3;
+    let c = data::<f64>(&[n, n], 0);
+    let g = data::<f64>(&[n, n, n, n], 1);
+    tensor! { let d[p, q, r, s] = c[p, a] * c[q, b] * c[r, e] * c[s, f] * g[a, b, e, f]; }
+    let expected = reference(&[n, n, n, n], |ix| {
+        sum_over(&[n, n, n, n], |r| {
+            at(&c, &[ix[0], r[0]])
+                * at(&c, &[ix[1], r[1]])
+                * at(&c, &[ix[2], r[2]])
+                * at(&c, &[ix[3], r[3]])
+                * at(&g, &[r[0], r[1], r[2], r[3]])
+        })
+    });
+    assert_close(&d, &expected, 1e-12);
+}
+
+#[test]
+fn scalar_results_and_scalar_targets() {
+    let x = data::<f64>(&[13], 0);
+    let y = data::<f64>(&[13], 1);
+    let m = data::<f64>(&[7, 7], 2);
+    let mut total = 1.5;
+    tensor! {
+        let dot = x[i] * y[i];
+        let mut trace: f64 = m[i, i];
+        total += 2 * x[i] * y[i];
+    }
+    let expected_dot = sum_over(&[13], |r| at(&x, r) * at(&y, r));
+    common::assert_close_scalar(dot, expected_dot, 1e-12);
+    common::assert_close_scalar(total, 1.5 + 2.0 * expected_dot, 1e-12);
+    let expected_trace = sum_over(&[7], |r| at(&m, &[r[0], r[0]]));
+    common::assert_close_scalar(trace, expected_trace, 1e-12);
+    trace += 1.0;
+    assert!(trace > expected_trace);
+
+    let empty = Tensor::<f64>::zeros([0]);
+    tensor! { let nothing = empty[i] * empty[i]; }
+    assert_eq!(nothing, 0.0);
+}
+
+#[test]
+fn operands_as_references_and_fields() {
+    struct Layer {
+        weight: Tensor<f64>,
+        bias: Tensor<f64>,
+    }
+    let layer = Layer {
+        weight: data(&[4, 3], 0),
+        bias: data(&[4], 1),
+    };
+    let x = data::<f64>(&[2, 3], 2);
+    let x_ref = &x;
+    let model = (layer,);
+    tensor! { let y[b, o] = model.0.weight[o, k] * x_ref[b, k] + model.0.bias[o]; }
+    let expected = reference(&[2, 4], |ix| {
+        sum_over(&[3], |r| at(&model.0.weight, &[ix[1], r[0]]) * at(&x, &[ix[0], r[0]]))
+            + at(&model.0.bias, &[ix[1]])
+    });
+    assert_close(&y, &expected, 1e-12);
+}

@@ -1,0 +1,86 @@
+//! Element-wise functions, division and nested sums: all point-wise inside the term's sum.
+
+mod common;
+
+use common::{assert_close, at, data, reference, sum_over};
+use tensor_dsl::tensor;
+
+#[test]
+fn functions_apply_inside_the_sum() {
+    let a = data::<f64>(&[7, 3], 0);
+    let b = data::<f64>(&[7], 1);
+    tensor! {
+        let s[i] = exp(a[i, j]);
+        let t[i] = exp(a[i, j] + b[i]);
+        let u[i, j] = sqrt(abs(a[i, j])) + ln(abs(a[i, j]) + 1) + sin(a[i, j]) * cos(b[i]);
+        let v[i, j] = tanh(a[i, j]) - max(a[i, j], b[i]) + min(a[i, j], 0) + powi(a[i, j], 3);
+        let w[i] = powi(b[i], -2);
+    }
+    assert_close(&s, &reference(&[7], |ix| sum_over(&[3], |r| at(&a, &[ix[0], r[0]]).exp())), 1e-12);
+    let expected = reference(&[7], |ix| {
+        sum_over(&[3], |r| (at(&a, &[ix[0], r[0]]) + at(&b, ix)).exp())
+    });
+    assert_close(&t, &expected, 1e-12);
+    let expected = reference(&[7, 3], |ix| {
+        let x = at(&a, ix);
+        x.abs().sqrt() + (x.abs() + 1.0).ln() + x.sin() * at(&b, &[ix[0]]).cos()
+    });
+    assert_close(&u, &expected, 1e-12);
+    let expected = reference(&[7, 3], |ix| {
+        let x = at(&a, ix);
+        x.tanh() - x.max(at(&b, &[ix[0]])) + x.min(0.0) + x.powi(3)
+    });
+    assert_close(&v, &expected, 1e-12);
+    assert_close(&w, &reference(&[7], |ix| at(&b, ix).powi(-2)), 1e-12);
+}
+
+#[test]
+fn division_is_point_wise_inside_the_sum() {
+    let a = data::<f64>(&[4, 5], 0);
+    let b = data::<f64>(&[5], 1);
+    tensor! { let c[i] = a[i, j] / (b[j] + 2); }
+    let expected = reference(&[4], |ix| {
+        sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) / (at(&b, r) + 2.0))
+    });
+    assert_close(&c, &expected, 1e-12);
+}
+
+#[test]
+fn unambiguous_nested_sums_are_point_wise() {
+    let a = data::<f32>(&[3, 4], 0);
+    let b = data::<f32>(&[3, 4], 1);
+    let y = data::<f32>(&[4], 2);
+    let z = data::<f32>(&[3], 3);
+    tensor! {
+        let c[i] = (a[i, j] + b[i, j]) * y[j];
+        let d[i, j] = (a[i, j] - z[i]) * (y[j] + 1);
+        let e[i] = -(a[i, j] * y[j] - 2 * b[i, j] * y[j]);
+    }
+    let expected = reference(&[3], |ix| {
+        sum_over(&[4], |r| (at(&a, &[ix[0], r[0]]) + at(&b, &[ix[0], r[0]])) * at(&y, r))
+    });
+    assert_close(&c, &expected, 1e-5);
+    let expected = reference(&[3, 4], |ix| {
+        (at(&a, ix) - at(&z, &[ix[0]])) * (at(&y, &[ix[1]]) + 1.0)
+    });
+    assert_close(&d, &expected, 1e-5);
+    let expected = reference(&[3], |ix| {
+        -sum_over(&[4], |r| {
+            at(&a, &[ix[0], r[0]]) * at(&y, r) - 2.0 * at(&b, &[ix[0], r[0]]) * at(&y, r)
+        })
+    });
+    assert_close(&e, &expected, 1e-5);
+}
+
+#[test]
+fn a_scalar_result_of_a_sum_then_a_function_in_two_statements() {
+    let x = data::<f64>(&[9], 0);
+    tensor! {
+        let s = x[i] * x[i];
+        let n = { s.sqrt() };
+        let unit[i] = x[i] / n;
+    }
+    let norm = sum_over(&[9], |r| at(&x, r).powi(2)).sqrt();
+    common::assert_close_scalar(n, norm, 1e-12);
+    assert_close(&unit, &reference(&[9], |ix| at(&x, ix) / norm), 1e-12);
+}
