@@ -3,12 +3,13 @@
 
 use tensor_dsl::{Element, Tensor};
 
-/// Deterministic, irregular test data: element `t` of operand `seed`.
+/// Deterministic, irregular test data: row-major element `t` of operand number `seed` is
+/// `((t·7919 + (seed+1)·104729) mod 1009) / 1009 − 0.5`, the acceptance corpus's input rule.
 pub fn data<T: Element>(shape: &[usize], seed: usize) -> Tensor<T> {
     let mut t = 0usize;
     Tensor::from_fn(shape, |_| {
-        t += 1;
         let value = ((t * 7919 + (seed + 1) * 104_729) % 1009) as f64 / 1009.0 - 0.5;
+        t += 1;
         T::from_f64(value)
     })
 }
