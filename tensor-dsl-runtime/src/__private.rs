@@ -44,3 +44,14 @@ pub fn stub_scalar<X: Operand + ?Sized>(_operand: &X) -> X::Elem {
 pub fn stub_any<T>() -> T {
     unreachable!("tensor! stubs exist only next to a compile error")
 }
+
+/// Read access to an operand whose elements must be those of `witness`: a mismatch is a type
+/// error on the operand's own tokens, not inside the generated loops.
+#[inline(always)]
+pub fn operand_like<'a, W, X>(_witness: &W, operand: &'a X) -> Access<'a, W::Elem>
+where
+    W: Witness + ?Sized,
+    X: Operand<Elem = W::Elem> + ?Sized,
+{
+    operand.__tdsl_operand()
+}

@@ -296,12 +296,13 @@ impl Resolver<'_> {
         };
         if args.len() != arity {
             let plural = if arity == 1 { "" } else { "s" };
+            let given = match args.len() {
+                1 => "1 was".to_owned(),
+                n => format!("{n} were"),
+            };
             self.errors.error(
                 args_span,
-                format!(
-                    "`{name}` takes {arity} argument{plural} but {} were given",
-                    args.len()
-                ),
+                format!("`{name}` takes {arity} argument{plural} but {given} given"),
             );
             scope.failed = true;
             return ir::Expr::Call(resolved, Vec::new());

@@ -84,9 +84,9 @@ pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Ext
             } else {
                 Some(target_tensor)
             };
-            let operands = emitter.operand_accesses(&statement_plan.steps, skip);
             let place = tensor_expr(&plan.program.tensors, target_tensor);
             let target = hidden("__target");
+            let operands = emitter.operand_accesses(&statement_plan.steps, skip, Some(&target));
             let zero = hidden("__zero");
             let steps = statement_plan.steps.iter().map(|step| {
                 emitter.step(step, &statement.lhs, &lhs_vars, Some(target_tensor))
@@ -95,11 +95,11 @@ pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Ext
                 {
                     #scalars
                     #temporary
-                    #operands
                     let #target = {
                         use #p::{TargetOwned as _, TargetShared as _};
                         #place.__tdsl_target()
                     };
+                    #operands
                     let __target_read = #target.read();
                     let #zero = #p::zero_like(&#target);
                     #(#steps)*
@@ -128,24 +128,39 @@ impl StatementEmitter<'_> {
     }
 
     /// One `let __operand_N = …` per tensor the steps read, except `skip` (the target, read
-    /// through its own access).
-    fn operand_accesses(&self, steps: &[Step], skip: Option<TensorId>) -> TokenStream {
+    /// through its own access). The first operand fixes the element type unless `witness`
+    /// (the target) already does; every other operand must match it.
+    fn operand_accesses(
+        &self,
+        steps: &[Step],
+        skip: Option<TensorId>,
+        witness: Option<&Ident>,
+    ) -> TokenStream {
         let p = private();
-        let mut seen: Vec<TensorId> = Vec::new();
+        let mut seen: Vec<(TensorId, proc_macro2::Span)> = Vec::new();
         for step in steps {
             for term in &step.terms {
                 term.expr.visit_accesses(&mut |access| {
-                    if Some(access.tensor) != skip && !seen.contains(&access.tensor) {
-                        seen.push(access.tensor);
+                    if Some(access.tensor) != skip && !seen.iter().any(|(t, _)| *t == access.tensor)
+                    {
+                        seen.push((access.tensor, access.span));
                     }
                 });
             }
         }
-        let lets = seen.iter().map(|&tensor| {
+        let mut witness = witness.cloned();
+        let lets = seen.iter().map(|&(tensor, span)| {
             let local = hidden_numbered("__operand", tensor);
             let expr = tensor_expr(&self.plan.program.tensors, tensor);
-            hygienic!(let #local = #p::Operand::__tdsl_operand(&#expr);)
+            let access = match &witness {
+                // Spanned at the operand so a wrong element type is reported on its tokens.
+                Some(witness) => quote_spanned!(span=> #p::operand_like(&#witness, &#expr)),
+                None => hygienic!(#p::Operand::__tdsl_operand(&#expr)),
+            };
+            witness.get_or_insert_with(|| local.clone());
+            hygienic!(let #local = #access;)
         });
+        let lets: Vec<TokenStream> = lets.collect();
         hygienic!(#(#lets)*)
     }
 
@@ -161,7 +176,7 @@ impl StatementEmitter<'_> {
     /// `steps` added into it.
     fn new_tensor(&self, steps: &[Step]) -> TokenStream {
         let p = private();
-        let operands = self.operand_accesses(steps, None);
+        let operands = self.operand_accesses(steps, None, None);
         let witness = self
             .first_operand(steps)
             .expect("checked: a new tensor's indices occur in some operand");
@@ -191,7 +206,7 @@ impl StatementEmitter<'_> {
         place: Option<&TokenStream>,
     ) -> TokenStream {
         let p = private();
-        let operands = self.operand_accesses(steps, None);
+        let operands = self.operand_accesses(steps, None, None);
         // The element type comes from the first operand, else a scalar, else the target.
         let zero = if let Some(operand) = self.first_operand(steps) {
             hygienic!(#p::zero_like(&#operand))
@@ -272,7 +287,12 @@ impl StatementEmitter<'_> {
                     hidden_numbered("__operand", access.tensor)
                 };
                 let access_axes = axes(&access.slots);
-                operands.push(hygienic!(#handle.bind(&[#(#access_axes),*], &__ext)));
+                let ext = hidden("__ext");
+                // The parentheses carry the access's span, so an element-type mismatch is
+                // reported on the user's tensor rather than on the whole macro call.
+                operands.push(quote_spanned! {access.span=>
+                    (#handle.bind(&[#(#access_axes),*], &#ext))
+                });
                 let slot = operands.len() - 1;
                 hygienic!(__x[#slot])
             });

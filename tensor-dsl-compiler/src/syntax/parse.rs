@@ -329,7 +329,7 @@ fn atom(input: ParseStream) -> syn::Result<Expr> {
             paren,
             args: args.into_iter().collect(),
         })
-    } else if lookahead.peek(syn::Ident) || lookahead.peek(Token![self]) {
+    } else if input.peek(syn::Ident) || lookahead.peek(Token![self]) {
         let place = place(input)?;
         if input.peek(token::Bracket) {
             let indices = index_list(input)?;

@@ -1,0 +1,10 @@
+//! Compile-fail tests: each file under `tests/ui/` breaks one rule, and its `.stderr` shows
+//! the message and the tokens it underlines. The expected output follows rustc's wording, so
+//! the test exists only on the compiler the files were written with.
+
+#[rustversion::stable(1.95)]
+#[test]
+fn ui() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/ui/**/*.rs");
+}

@@ -1,0 +1,7 @@
+use tensor_dsl::{tensor, Tensor};
+
+fn main() {
+    let a = Tensor::<f64>::zeros([3]);
+    tensor! { let c[i] = log(a[i]) + powi(a[i], 2.5); }
+    let _ = c;
+}
