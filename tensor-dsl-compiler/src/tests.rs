@@ -1,0 +1,74 @@
+//! Whole-compiler tests on `proc_macro2` input: the expansion is valid Rust, and no input makes
+//! the compiler panic.
+
+use proc_macro2::TokenStream;
+use proptest::prelude::*;
+use quote::quote;
+
+use crate::{expand, Flavor};
+
+fn assert_valid_rust(input: TokenStream, flavor: Flavor) -> String {
+    let output = expand(input, flavor);
+    let file: syn::File = syn::parse2(quote!(fn expanded() { #output }))
+        .unwrap_or_else(|error| panic!("expansion is not valid Rust: {error}\n{output}"));
+    quote!(#file).to_string()
+}
+
+#[test]
+fn expansions_are_valid_rust() {
+    let blocks = [
+        quote! { let c[i, j] = a[i, k, l] * b[k, j, l]; },
+        quote! {
+            let mut y[b, o] = w[o, k] * x[b, k] + bias[o];
+            y[b, o] -= 2 * y[b, o];
+            y[b, o] = y[o, b];
+            let s: f32 = y[b, o] * { scale };
+            total += s * x[b, k] * x[b, k];
+        },
+        quote! { out[i, 0] = a[i, { n }] + exp(a[i, i]) / max(b[i], 1) + powi(b[i], -2); },
+    ];
+    for block in blocks {
+        let panicking = assert_valid_rust(block.clone(), Flavor::Panic);
+        assert!(panicking.contains("expect"), "{panicking}");
+        let fallible = assert_valid_rust(block, Flavor::Fallible);
+        assert!(fallible.contains("return"), "{fallible}");
+    }
+}
+
+#[test]
+fn failed_blocks_expand_to_errors_and_stubs() {
+    let output = expand(
+        quote! {
+            let c[i, i] = a[i, i];
+            let d[i] = a[i] +;
+            let s = a[i, j] * a[i];
+        },
+        Flavor::Panic,
+    )
+    .to_string();
+    assert_eq!(output.matches("compile_error").count(), 3, "{output}");
+    assert!(output.contains("stub_tensor"), "{output}");
+    assert!(output.contains("stub_any"), "{output}");
+    assert!(output.contains("stub_scalar"), "{output}");
+}
+
+/// Tokens the language uses, so random blocks come close to valid ones.
+fn token_soup() -> impl Strategy<Value = String> {
+    let atoms = prop::sample::select(vec![
+        "let", "mut", "c", "a", "b", "i", "j", "k", "[", "]", "(", ")", "{", "}", ",", ";", "=",
+        "+=", "-=", "+", "-", "*", "/", "2", "0", "1.5", "exp", "max", "powi", ".", "self", ":",
+        "f32", "1e999", "2f32", "{ n }",
+    ]);
+    prop::collection::vec(atoms, 0..40).prop_map(|atoms| atoms.join(" "))
+}
+
+proptest! {
+    #[test]
+    fn no_input_makes_the_compiler_panic(source in token_soup()) {
+        // Unbalanced delimiters do not lex; those never reach a macro.
+        if let Ok(input) = source.parse::<TokenStream>() {
+            let _ = expand(input.clone(), Flavor::Panic);
+            let _ = expand(input, Flavor::Fallible);
+        }
+    }
+}

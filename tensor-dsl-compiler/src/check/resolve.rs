@@ -329,11 +329,22 @@ impl Resolver<'_> {
             syn::Lit::Float(float) => (float.base10_parse::<f64>(), float.suffix().to_owned()),
             _ => unreachable!("the parser accepts only numeric literals"),
         };
-        let value = value.unwrap_or_else(|error| {
-            self.errors.push(error);
-            scope.failed = true;
-            0.0
-        });
+        let value = match value {
+            Ok(value) if value.is_finite() => value,
+            Ok(_) => {
+                self.errors.error(
+                    literal.span(),
+                    "this number does not fit in a finite `f64`; write a smaller literal",
+                );
+                scope.failed = true;
+                0.0
+            }
+            Err(error) => {
+                self.errors.push(error);
+                scope.failed = true;
+                0.0
+            }
+        };
         ir::Literal {
             value,
             suffixed: (!suffix.is_empty()).then(|| literal.to_token_stream()),

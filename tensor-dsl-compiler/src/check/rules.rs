@@ -174,3 +174,98 @@ fn check_consistent_ranks(program: &Program, errors: &mut Errors) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compile::front_end;
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    fn errors(input: TokenStream) -> Vec<String> {
+        match front_end(input) {
+            Ok(_) => Vec::new(),
+            Err(error) => error.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn valid_blocks_have_no_errors() {
+        assert!(errors(quote! {
+            let c[i, j] = a[i, k, l] * b[k, j, l];
+            d[i, j] += 2.0 * alpha * c[i, k] * e[k, j];
+            let s = c[i, j] * c[i, j];
+            let t[i] = exp(a[i, j, 0] + c[i, i]) / (w[j] + 1e-9);
+        })
+        .is_empty());
+    }
+
+    #[test]
+    fn repeated_left_index() {
+        assert_eq!(
+            errors(quote! { d[i, j, i] = a[i, j]; }),
+            ["index `i` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here"]
+        );
+    }
+
+    #[test]
+    fn let_index_with_unknown_extent() {
+        let found = errors(quote! { let c[i, j, k] = a[i] + b[k]; });
+        assert_eq!(found.len(), 1);
+        assert!(found[0].starts_with("index `j` of `let c[..]` does not occur"));
+    }
+
+    #[test]
+    fn inconsistent_rank_across_statements_and_shadowing() {
+        let found = errors(quote! {
+            let c[i] = a[i, j] * x[j];
+            let d = c[i, i];
+            let c[i, j] = a[i, j];
+            let e = c[i, i];
+        });
+        assert_eq!(
+            found,
+            ["`c` is accessed with 2 indices here but with 1 in `c[i]`; use one index per axis in every access"]
+        );
+    }
+
+    #[test]
+    fn ambiguous_nested_sums_but_not_inside_functions() {
+        let found = errors(quote! { c[i] = (a[i, j] + b[i]) * y[j]; });
+        assert_eq!(found.len(), 1);
+        assert!(found[0].contains("`b[i]` in this parenthesised sum does not use `j`"));
+        assert!(errors(quote! { s[i] = exp(a[i, j] + b[i]); }).is_empty());
+        assert!(errors(quote! { s[i] = (a[i, j] + 1) * y[j]; }).is_empty());
+        assert!(errors(quote! { s[i] = (a[i] + b[i]) * y[j]; }).is_empty());
+        assert!(errors(quote! { s[i] = -(a[i, j] + b[i]); }).is_empty(), "flattened");
+    }
+
+    #[test]
+    fn names_used_as_index_and_value() {
+        let found = errors(quote! { c[i] = a[i, j] * j[i] + i; });
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().all(|m| m.contains("used both as an index and as a tensor or scalar")));
+    }
+
+    #[test]
+    fn functions() {
+        assert_eq!(
+            errors(quote! { c[i] = exp(a[i], b[i]) + foo(a[i]) + powi(a[i], n); }),
+            [
+                "`exp` takes 1 argument but 2 were given",
+                "unknown function `foo`; the element-wise functions are exp, ln, sqrt, abs, sin, cos, tanh, max, min and powi",
+                "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_error_of_a_block_is_reported() {
+        let found = errors(quote! {
+            let b[i, i] = a[i, i];
+            let c[i] = a[i, j] +;
+            let s = a[i, j] * a[i];
+            let t[k] = a[i, i];
+        });
+        assert_eq!(found.len(), 4, "{found:?}");
+    }
+}

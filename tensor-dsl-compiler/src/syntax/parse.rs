@@ -352,3 +352,76 @@ fn expect_empty(input: ParseStream) -> syn::Result<()> {
     expect_operator(input.lookahead1())
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn parse(input: TokenStream) -> (Vec<Parsed>, Vec<String>) {
+        let mut errors = Errors::new();
+        let parsed = parse_block(input, &mut errors);
+        let messages = match errors.into_result() {
+            Ok(()) => Vec::new(),
+            Err(error) => error.into_iter().map(|e| e.to_string()).collect(),
+        };
+        (parsed, messages)
+    }
+
+    #[test]
+    fn precedence_is_rusts() {
+        let (parsed, errors) = parse(quote! { c[i] = -a[i] * b[i] + d[i] / 2 - e[i]; });
+        assert!(errors.is_empty(), "{errors:?}");
+        let Parsed::Ok(Statement::Assign(statement)) = &parsed[0] else {
+            panic!("expected an assignment")
+        };
+        // ((-a * b) + (d / 2)) - e
+        let Expr::Binary { left, op: BinaryOp::Sub, .. } = &statement.value else {
+            panic!("top is `-`")
+        };
+        let Expr::Binary { left: product, op: BinaryOp::Add, right: quotient } = &**left else {
+            panic!("then `+`")
+        };
+        assert!(matches!(&**product, Expr::Binary { left, op: BinaryOp::Mul, .. }
+            if matches!(&**left, Expr::Neg { .. })));
+        assert!(matches!(&**quotient, Expr::Binary { op: BinaryOp::Div, .. }));
+    }
+
+    #[test]
+    fn places_positions_and_rust_expressions() {
+        let (parsed, errors) = parse(quote! {
+            let mut y[b, o]: Tensor<f32> = self.layers.0.w[o, k] * { x.view() }[b, k] + {bias}
+                + t.0.1 * a[b, 0, { n - 1 }];
+        });
+        assert!(errors.is_empty(), "{errors:?}");
+        let Parsed::Ok(Statement::Let(statement)) = &parsed[0] else {
+            panic!("expected a let")
+        };
+        assert!(statement.mutability.is_some() && statement.ty.is_some());
+        let text = format!("{:?}", statement.value);
+        assert!(text.contains("self.layers.0.w"), "{text}");
+        assert!(text.contains("t.0.1"), "{text}");
+    }
+
+    #[test]
+    fn syntax_errors_say_what_was_expected_and_parsing_resumes() {
+        let (parsed, errors) = parse(quote! {
+            let c[i] = a[i] b[i];
+            d[i] *= a[i];
+            let e[i] = a[i];
+            let f = a[];
+        });
+        assert_eq!(
+            errors,
+            [
+                "expected one of: `;`, `+`, `-`, `*`, `/`",
+                "expected one of: `+=`, `-=`, `=`",
+                "empty index list `[]`: an access needs at least one index; write a scalar without brackets",
+            ]
+        );
+        assert!(matches!(&parsed[0], Parsed::Failed { let_name: Some(name) } if name == "c"));
+        assert!(matches!(&parsed[1], Parsed::Failed { let_name: None }));
+        assert!(matches!(&parsed[2], Parsed::Ok(_)));
+        assert!(matches!(&parsed[3], Parsed::Failed { let_name: Some(name) } if name == "f"));
+    }
+}
