@@ -9,9 +9,13 @@ use tensor_dsl::{tensor, Tensor};
 
 fn filled(shape: &[usize], seed: u64) -> Tensor<f64> {
     // A small linear congruential generator: deterministic data without a dependency.
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     Tensor::from_fn(shape, |_| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
     })
 }
@@ -56,7 +60,12 @@ fn main() {
         }
     }
     let loops = start.elapsed().as_secs_f64();
-    report("c[i, j] = a[i, k, l] * b[k, j, l]", dsl, loops, max_difference(&c, &naive));
+    report(
+        "c[i, j] = a[i, k, l] * b[k, j, l]",
+        dsl,
+        loops,
+        max_difference(&c, &naive),
+    );
     println!("    c[0, 0..4] = {:?}", &c.as_slice()[..4]);
 
     // A layer: matrix product, broadcast bias, and an element-wise function, in one statement.
@@ -73,7 +82,12 @@ fn main() {
         dot + bias[[ix[1]]].tanh()
     });
     let loops = start.elapsed().as_secs_f64();
-    report("y[n, o] = w[o, k] * x[n, k] + tanh(bias[o])", dsl, loops, max_difference(&y, &naive));
+    report(
+        "y[n, o] = w[o, k] * x[n, k] + tanh(bias[o])",
+        dsl,
+        loops,
+        max_difference(&y, &naive),
+    );
 
     // A trace, a norm, and an update of an existing tensor through a transposed view.
     let m = filled(&[300, 300], 6);
@@ -97,6 +111,14 @@ fn main() {
         .abs()
         .max((frobenius2 - naive_norm).abs())
         .max(max_difference(&sym, &naive_sym));
-    report("trace, squared norm, and a transposed update", dsl, loops, difference);
-    println!("    trace = {trace:.6}, ‖m‖² = {frobenius2:.6}, sym[0, 1] = {:.6}", sym[[0, 1]]);
+    report(
+        "trace, squared norm, and a transposed update",
+        dsl,
+        loops,
+        difference,
+    );
+    println!(
+        "    trace = {trace:.6}, ‖m‖² = {frobenius2:.6}, sym[0, 1] = {:.6}",
+        sym[[0, 1]]
+    );
 }

@@ -30,3 +30,8 @@ pub use tensor_dsl_runtime::{
 pub mod __private {
     pub use tensor_dsl_runtime::__private::*;
 }
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

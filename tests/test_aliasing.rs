@@ -26,7 +26,11 @@ fn transposed_self_read_goes_through_a_temporary() {
     let before = data::<f64>(&[7, 7], 0);
     let mut c = before.clone();
     tensor! { c[i, j] = c[j, i]; }
-    assert_close(&c, &reference(&[7, 7], |ix| at(&before, &[ix[1], ix[0]])), 1e-15);
+    assert_close(
+        &c,
+        &reference(&[7, 7], |ix| at(&before, &[ix[1], ix[0]])),
+        1e-15,
+    );
 
     let mut c = before.clone();
     tensor! { c[i, j] += c[j, i] + c[i, j]; }
@@ -43,7 +47,9 @@ fn contraction_with_the_target_goes_through_a_temporary() {
     let mut c = before.clone();
     tensor! { c[i, j] = a[i, k] * c[k, j]; }
     let expected = reference(&[5, 5], |ix| {
-        sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) * at(&before, &[r[0], ix[1]]))
+        sum_over(&[5], |r| {
+            at(&a, &[ix[0], r[0]]) * at(&before, &[r[0], ix[1]])
+        })
     });
     assert_close(&c, &expected, 1e-12);
 

@@ -11,7 +11,8 @@ fn assign_add_and_subtract_into_existing_tensors() {
     let a = data::<f64>(&[7, 5], 0);
     let b = data::<f64>(&[5, 13], 1);
     let before = data::<f64>(&[7, 13], 2);
-    let product = |ix: &[usize]| sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]));
+    let product =
+        |ix: &[usize]| sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]));
 
     let mut c = before.clone();
     tensor! { c[i, j] = a[i, k] * b[k, j]; }
@@ -19,12 +20,18 @@ fn assign_add_and_subtract_into_existing_tensors() {
 
     let mut c = before.clone();
     tensor! { c[i, j] += a[i, k] * b[k, j]; }
-    assert_close(&c, &reference(&[7, 13], |ix| at(&before, ix) + product(ix)), 1e-12);
+    assert_close(
+        &c,
+        &reference(&[7, 13], |ix| at(&before, ix) + product(ix)),
+        1e-12,
+    );
 
     let mut c = before.clone();
     let c_ref = &mut c;
     tensor! { c_ref[i, j] -= a[i, k] * b[k, j] - 3 * b[k, j] * a[i, k] + 1; }
-    let expected = reference(&[7, 13], |ix| at(&before, ix) - (product(ix) - 3.0 * product(ix) + 1.0));
+    let expected = reference(&[7, 13], |ix| {
+        at(&before, ix) - (product(ix) - 3.0 * product(ix) + 1.0)
+    });
     assert_close(&c, &expected, 1e-12);
 }
 
@@ -56,7 +63,9 @@ fn later_statements_read_earlier_lets_and_shadowing_reads_the_old_binding() {
         let mut z[j] = a[i, j] * y[i];
         z[j] += x[j];
     }
-    let y0 = reference(&[3], |ix| sum_over(&[4], |r| at(&a, &[ix[0], r[0]]) * at(&x, r)));
+    let y0 = reference(&[3], |ix| {
+        sum_over(&[4], |r| at(&a, &[ix[0], r[0]]) * at(&x, r))
+    });
     let y1 = reference(&[3], |ix| 2.0 * at(&y0, ix) + 1.0);
     assert_close(&y, &y1, 1e-12);
     common::assert_close_scalar(s, sum_over(&[3], |r| at(&y1, r).powi(2)), 1e-12);

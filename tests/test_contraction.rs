@@ -45,7 +45,9 @@ fn batched_matmul_and_outer_product() {
         let outer[i, j] = u[i] * v[j];
     }
     let expected = reference(&[3, 4, 2], |ix| {
-        sum_over(&[5], |r| at(&a, &[ix[0], ix[1], r[0]]) * at(&b, &[ix[0], r[0], ix[2]]))
+        sum_over(&[5], |r| {
+            at(&a, &[ix[0], ix[1], r[0]]) * at(&b, &[ix[0], r[0], ix[2]])
+        })
     });
     assert_close(&c, &expected, 1e-12);
     let expected = reference(&[4, 7], |ix| at(&u, &[ix[0]]) * at(&v, &[ix[1]]));
@@ -109,8 +111,9 @@ fn operands_as_references_and_fields() {
     let model = (layer,);
     tensor! { let y[b, o] = model.0.weight[o, k] * x_ref[b, k] + model.0.bias[o]; }
     let expected = reference(&[2, 4], |ix| {
-        sum_over(&[3], |r| at(&model.0.weight, &[ix[1], r[0]]) * at(&x, &[ix[0], r[0]]))
-            + at(&model.0.bias, &[ix[1]])
+        sum_over(&[3], |r| {
+            at(&model.0.weight, &[ix[1], r[0]]) * at(&x, &[ix[0], r[0]])
+        }) + at(&model.0.bias, &[ix[1]])
     });
     assert_close(&y, &expected, 1e-12);
 }

@@ -16,7 +16,11 @@ fn functions_apply_inside_the_sum() {
         let v[i, j] = tanh(a[i, j]) - max(a[i, j], b[i]) + min(a[i, j], 0) + powi(a[i, j], 3);
         let w[i] = powi(b[i], -2);
     }
-    assert_close(&s, &reference(&[7], |ix| sum_over(&[3], |r| at(&a, &[ix[0], r[0]]).exp())), 1e-12);
+    assert_close(
+        &s,
+        &reference(&[7], |ix| sum_over(&[3], |r| at(&a, &[ix[0], r[0]]).exp())),
+        1e-12,
+    );
     let expected = reference(&[7], |ix| {
         sum_over(&[3], |r| (at(&a, &[ix[0], r[0]]) + at(&b, ix)).exp())
     });
@@ -57,7 +61,9 @@ fn unambiguous_nested_sums_are_point_wise() {
         let e[i] = -(a[i, j] * y[j] - 2 * b[i, j] * y[j]);
     }
     let expected = reference(&[3], |ix| {
-        sum_over(&[4], |r| (at(&a, &[ix[0], r[0]]) + at(&b, &[ix[0], r[0]])) * at(&y, r))
+        sum_over(&[4], |r| {
+            (at(&a, &[ix[0], r[0]]) + at(&b, &[ix[0], r[0]])) * at(&y, r)
+        })
     });
     assert_close(&c, &expected, 1e-5);
     let expected = reference(&[3, 4], |ix| {

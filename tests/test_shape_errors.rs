@@ -44,7 +44,10 @@ fn nothing_is_written_when_a_later_statement_fails() {
         }
     });
     assert!(message.contains("index `j`"), "{message}");
-    assert!(c.as_slice().iter().all(|&v| v == 0.0), "the first statement ran");
+    assert!(
+        c.as_slice().iter().all(|&v| v == 0.0),
+        "the first statement ran"
+    );
     assert_eq!(s, 7.0);
 }
 
@@ -62,7 +65,10 @@ fn target_shape_and_rank_are_checked() {
     let message = panic_message(|| {
         tensor! { let _b[i] = a[i]; }
     });
-    assert_eq!(message, "`a[i]` uses 1 index but `a` has 2 axes (shape [3, 4])");
+    assert_eq!(
+        message,
+        "`a[i]` uses 1 index but `a` has 2 axes (shape [3, 4])"
+    );
 }
 
 #[test]

@@ -56,7 +56,13 @@ pub struct TargetAccess<'a, T> {
 }
 
 impl<'a, T> TargetAccess<'a, T> {
-    fn new(data: *mut T, len: usize, shape: &'a [usize], strides: &'a [isize], offset: isize) -> Self {
+    fn new(
+        data: *mut T,
+        len: usize,
+        shape: &'a [usize],
+        strides: &'a [isize],
+        offset: isize,
+    ) -> Self {
         TargetAccess {
             data,
             len,

@@ -164,25 +164,39 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         operands: std::array::from_fn(|k| operands[k].base),
         target: target.base,
     };
-    visit(&extents, 0..n_out, &operand_strides, &target.strides, start, |point| {
-        let mut sum = T::ZERO;
-        visit(&extents, n_out..L, &operand_strides, &target.strides, point, |inner| {
-            // SAFETY: `Access::bind` proved every offset reachable over `extents` in bounds.
-            let values = std::array::from_fn(|k| unsafe {
-                operands[k].data.offset(inner.operands[k]).read()
-            });
-            sum += body(values);
-        });
-        // SAFETY: `TargetAccess::bind` proved every offset reachable over the first `n_out`
-        // loops in bounds, and the target never moves along the summed loops.
-        unsafe {
-            let slot = target.data.offset(point.target);
-            match mode {
-                Mode::Assign => slot.write(sum),
-                Mode::Add => slot.write(slot.read() + sum),
+    visit(
+        &extents,
+        0..n_out,
+        &operand_strides,
+        &target.strides,
+        start,
+        |point| {
+            let mut sum = T::ZERO;
+            visit(
+                &extents,
+                n_out..L,
+                &operand_strides,
+                &target.strides,
+                point,
+                |inner| {
+                    // SAFETY: `Access::bind` proved every offset reachable over `extents` in bounds.
+                    let values = std::array::from_fn(|k| unsafe {
+                        operands[k].data.offset(inner.operands[k]).read()
+                    });
+                    sum += body(values);
+                },
+            );
+            // SAFETY: `TargetAccess::bind` proved every offset reachable over the first `n_out`
+            // loops in bounds, and the target never moves along the summed loops.
+            unsafe {
+                let slot = target.data.offset(point.target);
+                match mode {
+                    Mode::Assign => slot.write(sum),
+                    Mode::Add => slot.write(slot.read() + sum),
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 /// Offsets of every operand and of the target at one point of a loop nest.

@@ -105,7 +105,10 @@ pub(crate) fn slice(
             "range {range:?} is outside axis {axis} of extent {extent} (shape {shape:?})"
         ));
     }
-    Ok((range.start as isize * strides[axis], range.end - range.start))
+    Ok((
+        range.start as isize * strides[axis],
+        range.end - range.start,
+    ))
 }
 
 #[cfg(test)]

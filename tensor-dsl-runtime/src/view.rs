@@ -178,7 +178,12 @@ impl<'a, T> TensorView<'a, T> {
 
     /// The element at a multi-index, or `None` if the index is out of range.
     pub fn get(&self, index: &[usize]) -> Option<&'a T> {
-        let at = flat_offset(&self.layout.shape, &self.layout.strides, self.layout.offset, index)?;
+        let at = flat_offset(
+            &self.layout.shape,
+            &self.layout.strides,
+            self.layout.offset,
+            index,
+        )?;
         // SAFETY: `flat_offset` only returns offsets addressable through the layout, which the
         // constructor guarantees lie inside the borrowed buffer.
         Some(unsafe { &*self.data.offset(at) })
@@ -292,7 +297,12 @@ impl<'a, T> TensorViewMut<'a, T> {
 impl<T: Copy> TensorViewMut<'_, T> {
     /// The element at a multi-index, or `None` if the index is out of range.
     pub fn get(&self, index: &[usize]) -> Option<T> {
-        let at = flat_offset(&self.layout.shape, &self.layout.strides, self.layout.offset, index)?;
+        let at = flat_offset(
+            &self.layout.shape,
+            &self.layout.strides,
+            self.layout.offset,
+            index,
+        )?;
         // SAFETY: in-layout offsets lie inside the buffer; the view is not `Sync`, so no other
         // thread writes while this thread reads.
         Some(unsafe { self.data.offset(at).read() })
@@ -301,7 +311,12 @@ impl<T: Copy> TensorViewMut<'_, T> {
     /// Writes the element at a multi-index; returns `false` (and writes nothing) if the index
     /// is out of range.
     pub fn set(&mut self, index: &[usize], value: T) -> bool {
-        match flat_offset(&self.layout.shape, &self.layout.strides, self.layout.offset, index) {
+        match flat_offset(
+            &self.layout.shape,
+            &self.layout.strides,
+            self.layout.offset,
+            index,
+        ) {
             Some(at) => {
                 // SAFETY: as in `get`, and `&mut self` excludes every other access.
                 unsafe { self.data.offset(at).write(value) };

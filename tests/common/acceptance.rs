@@ -72,7 +72,10 @@ pub fn check_tensor<T: Element>(id: &str, got: &Tensor<T>) {
         let d = rtol * max_abs;
         let sum: f64 = values.iter().sum();
         let sum_sq: f64 = values.iter().map(|v| v * v).sum();
-        assert!((sum - number(&case["sum"])).abs() <= n * d, "{id}: sum {sum}");
+        assert!(
+            (sum - number(&case["sum"])).abs() <= n * d,
+            "{id}: sum {sum}"
+        );
         assert!(
             (sum_sq - number(&case["sum_sq"])).abs() <= n * d * (2.0 * max_abs + d),
             "{id}: sum of squares {sum_sq}"

@@ -15,7 +15,7 @@ pub fn check(parsed: &[Parsed], errors: &mut Errors) -> Program {
     let statements: Vec<&Statement> = parsed
         .iter()
         .filter_map(|parsed| match parsed {
-            Parsed::Ok(statement) => Some(statement),
+            Parsed::Ok(statement) => Some(&**statement),
             Parsed::Failed { .. } => None,
         })
         .collect();

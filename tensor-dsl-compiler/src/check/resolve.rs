@@ -106,10 +106,7 @@ impl Resolver<'_> {
             None => {
                 // A scalar `let` shadows any tensor of the same name for later statements.
                 self.bindings.remove(&name.to_string());
-                (
-                    ir::Target::NewScalar { name, mutable, ty },
-                    Vec::new(),
-                )
+                (ir::Target::NewScalar { name, mutable, ty }, Vec::new())
             }
         };
         ir::Statement {
@@ -186,9 +183,7 @@ impl Resolver<'_> {
                 self.split_terms(right, negated ^ flip, scope, terms);
             }
             syntax::Expr::Paren { inner, .. } => self.split_terms(inner, negated, scope, terms),
-            syntax::Expr::Neg { operand, .. } => {
-                self.split_terms(operand, !negated, scope, terms)
-            }
+            syntax::Expr::Neg { operand, .. } => self.split_terms(operand, !negated, scope, terms),
             _ => {
                 let expr = self.expr(expr, scope);
                 terms.push(ir::Term {

@@ -236,14 +236,19 @@ mod tests {
         assert!(errors(quote! { s[i] = exp(a[i, j] + b[i]); }).is_empty());
         assert!(errors(quote! { s[i] = (a[i, j] + 1) * y[j]; }).is_empty());
         assert!(errors(quote! { s[i] = (a[i] + b[i]) * y[j]; }).is_empty());
-        assert!(errors(quote! { s[i] = -(a[i, j] + b[i]); }).is_empty(), "flattened");
+        assert!(
+            errors(quote! { s[i] = -(a[i, j] + b[i]); }).is_empty(),
+            "flattened"
+        );
     }
 
     #[test]
     fn names_used_as_index_and_value() {
         let found = errors(quote! { c[i] = a[i, j] * j[i] + i; });
         assert_eq!(found.len(), 2, "{found:?}");
-        assert!(found.iter().all(|m| m.contains("used both as an index and as a tensor or scalar")));
+        assert!(found
+            .iter()
+            .all(|m| m.contains("used both as an index and as a tensor or scalar")));
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
             accesses.push(access);
         }
         for term in &statement.terms {
-            term.expr.visit_accesses(&mut |access| accesses.push(access));
+            term.expr
+                .visit_accesses(&mut |access| accesses.push(access));
         }
         for access in &accesses {
             for (axis, slot) in access.slots.iter().enumerate() {
@@ -69,7 +70,8 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
                     let position = position_expr(*position);
                     let extent = axis_extent(program, &extents, access.tensor, axis);
                     let text = &access.text;
-                    let call = check(hygienic!(#p::check_position(#text, #axis, #position, #extent)));
+                    let call =
+                        check(hygienic!(#p::check_position(#text, #axis, #position, #extent)));
                     tokens.extend(hygienic!(#call;));
                 }
             }

@@ -9,14 +9,16 @@ use quote::quote_spanned;
 
 use super::checks::position_expr;
 use super::{hidden, hidden_numbered, private, tensor_expr};
-use crate::ir::{
-    AssignOp, BinaryOp, Expr, Function, IndexVar, Slot, Statement, Target, TensorId,
-};
+use crate::ir::{AssignOp, BinaryOp, Expr, Function, IndexVar, Slot, Statement, Target, TensorId};
 use crate::lower::{Kernel, Plan, StatementPlan, Step};
 
 type Extents = HashMap<(usize, String), Ident>;
 
-pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Extents) -> TokenStream {
+pub fn emit_statement(
+    plan: &Plan,
+    statement_plan: &StatementPlan,
+    extents: &Extents,
+) -> TokenStream {
     let p = private();
     let index = statement_plan.statement;
     let statement = &plan.program.statements[index];
@@ -88,9 +90,10 @@ pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Ext
             let target = hidden("__target");
             let operands = emitter.operand_accesses(&statement_plan.steps, skip, Some(&target));
             let zero = hidden("__zero");
-            let steps = statement_plan.steps.iter().map(|step| {
-                emitter.step(step, &statement.lhs, &lhs_vars, Some(target_tensor))
-            });
+            let steps = statement_plan
+                .steps
+                .iter()
+                .map(|step| emitter.step(step, &statement.lhs, &lhs_vars, Some(target_tensor)));
             hygienic! {
                 {
                     #scalars
@@ -383,4 +386,3 @@ fn first_access(expr: &Expr) -> Option<TensorId> {
     });
     first
 }
-

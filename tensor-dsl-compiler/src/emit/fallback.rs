@@ -6,33 +6,39 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 use super::private;
-use crate::syntax::{Expr, Parsed, Statement, TensorSource};
+use crate::syntax::{Expr, LetStatement, Parsed, Statement, TensorSource};
 
 pub fn fallback(parsed: &[Parsed], error: syn::Error) -> TokenStream {
     let p = private();
     let mut tokens = error.to_compile_error();
     for statement in parsed {
-        let stub = match statement {
-            Parsed::Ok(Statement::Let(statement)) => {
-                let name = &statement.name;
-                let mutability = &statement.mutability;
-                let ty = statement.ty.as_ref().map(|ty| hygienic!(: #ty));
-                let operand = first_place(&statement.value);
-                let value = match (operand, &statement.indices) {
-                    (Some(operand), Some(_)) => hygienic!(#p::stub_tensor(&#operand)),
-                    (Some(operand), None) => hygienic!(#p::stub_scalar(&#operand)),
-                    (None, _) => hygienic!(#p::stub_any()),
-                };
-                hygienic!(let #mutability #name #ty = #value;)
+        match statement {
+            Parsed::Ok(statement) => {
+                if let Statement::Let(statement) = &**statement {
+                    tokens.extend(let_stub(statement));
+                }
             }
             Parsed::Failed {
                 let_name: Some(name),
-            } => hygienic!(let #name = #p::stub_any();),
-            Parsed::Ok(Statement::Assign(_)) | Parsed::Failed { let_name: None } => continue,
-        };
-        tokens.extend(stub);
+            } => tokens.extend(hygienic!(let #name = #p::stub_any();)),
+            Parsed::Failed { let_name: None } => {}
+        }
     }
     tokens
+}
+
+/// `let name = stub;`, typed like the statement's first operand where it has one.
+fn let_stub(statement: &LetStatement) -> TokenStream {
+    let p = private();
+    let name = &statement.name;
+    let mutability = &statement.mutability;
+    let ty = statement.ty.as_ref().map(|ty| hygienic!(: #ty));
+    let value = match (first_place(&statement.value), &statement.indices) {
+        (Some(operand), Some(_)) => hygienic!(#p::stub_tensor(&#operand)),
+        (Some(operand), None) => hygienic!(#p::stub_scalar(&#operand)),
+        (None, _) => hygienic!(#p::stub_any()),
+    };
+    hygienic!(let #mutability #name #ty = #value;)
 }
 
 /// The first tensor named by a place in `expr`, to borrow a type from.

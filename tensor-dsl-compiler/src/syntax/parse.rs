@@ -17,10 +17,12 @@ use crate::diagnostics::Errors;
 /// A statement as parsed: the tree, or what a failed one still tells about the `let` it makes.
 #[derive(Debug)]
 pub enum Parsed {
-    Ok(Statement),
+    Ok(Box<Statement>),
     /// The statement did not parse; if it began `let name`, the name is kept so the stub
     /// expansion still binds it and no "cannot find value" errors follow.
-    Failed { let_name: Option<syn::Ident> },
+    Failed {
+        let_name: Option<syn::Ident>,
+    },
 }
 
 /// Parses a whole block, recording each statement's syntax error and carrying on after it.
@@ -39,7 +41,7 @@ fn statements(input: ParseStream, errors: &mut Errors) -> Vec<Parsed> {
         }
         let let_name = peek_let_name(input);
         match statement(input).and_then(|statement| end_of_statement(input).map(|()| statement)) {
-            Ok(statement) => parsed.push(Parsed::Ok(statement)),
+            Ok(statement) => parsed.push(Parsed::Ok(Box::new(statement))),
             Err(error) => {
                 errors.push(error);
                 skip_past_semicolon(input);
@@ -240,14 +242,14 @@ fn expr(input: ParseStream) -> syn::Result<Expr> {
     loop {
         let op = if input.peek(Token![+]) && !input.peek(Token![+=]) {
             {
-            let _: Token![+] = input.parse()?;
-            BinaryOp::Add
-        }
+                let _: Token![+] = input.parse()?;
+                BinaryOp::Add
+            }
         } else if input.peek(Token![-]) && !input.peek(Token![-=]) {
             {
-            let _: Token![-] = input.parse()?;
-            BinaryOp::Sub
-        }
+                let _: Token![-] = input.parse()?;
+                BinaryOp::Sub
+            }
         } else {
             return Ok(left);
         };
@@ -266,14 +268,14 @@ fn term(input: ParseStream) -> syn::Result<Expr> {
     loop {
         let op = if input.peek(Token![*]) && !input.peek(Token![*=]) {
             {
-            let _: Token![*] = input.parse()?;
-            BinaryOp::Mul
-        }
+                let _: Token![*] = input.parse()?;
+                BinaryOp::Mul
+            }
         } else if input.peek(Token![/]) && !input.peek(Token![/=]) {
             {
-            let _: Token![/] = input.parse()?;
-            BinaryOp::Div
-        }
+                let _: Token![/] = input.parse()?;
+                BinaryOp::Div
+            }
         } else {
             return Ok(left);
         };
@@ -352,7 +354,6 @@ fn expect_empty(input: ParseStream) -> syn::Result<()> {
     expect_operator(input.lookahead1())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,19 +373,40 @@ mod tests {
     fn precedence_is_rusts() {
         let (parsed, errors) = parse(quote! { c[i] = -a[i] * b[i] + d[i] / 2 - e[i]; });
         assert!(errors.is_empty(), "{errors:?}");
-        let Parsed::Ok(Statement::Assign(statement)) = &parsed[0] else {
+        let Parsed::Ok(statement) = &parsed[0] else {
+            panic!("expected a statement")
+        };
+        let Statement::Assign(statement) = &**statement else {
             panic!("expected an assignment")
         };
         // ((-a * b) + (d / 2)) - e
-        let Expr::Binary { left, op: BinaryOp::Sub, .. } = &statement.value else {
+        let Expr::Binary {
+            left,
+            op: BinaryOp::Sub,
+            ..
+        } = &statement.value
+        else {
             panic!("top is `-`")
         };
-        let Expr::Binary { left: product, op: BinaryOp::Add, right: quotient } = &**left else {
+        let Expr::Binary {
+            left: product,
+            op: BinaryOp::Add,
+            right: quotient,
+        } = &**left
+        else {
             panic!("then `+`")
         };
-        assert!(matches!(&**product, Expr::Binary { left, op: BinaryOp::Mul, .. }
-            if matches!(&**left, Expr::Neg { .. })));
-        assert!(matches!(&**quotient, Expr::Binary { op: BinaryOp::Div, .. }));
+        assert!(
+            matches!(&**product, Expr::Binary { left, op: BinaryOp::Mul, .. }
+            if matches!(&**left, Expr::Neg { .. }))
+        );
+        assert!(matches!(
+            &**quotient,
+            Expr::Binary {
+                op: BinaryOp::Div,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -394,7 +416,10 @@ mod tests {
                 + t.0.1 * a[b, 0, { n - 1 }];
         });
         assert!(errors.is_empty(), "{errors:?}");
-        let Parsed::Ok(Statement::Let(statement)) = &parsed[0] else {
+        let Parsed::Ok(statement) = &parsed[0] else {
+            panic!("expected a statement")
+        };
+        let Statement::Let(statement) = &**statement else {
             panic!("expected a let")
         };
         assert!(statement.mutability.is_some() && statement.ty.is_some());
