@@ -23,9 +23,9 @@ HEADER = """\
 
 #![allow(non_snake_case, unused_mut)]
 
-mod common;
 #[path = "common/acceptance.rs"]
 mod acceptance;
+mod common;
 
 use common::data;
 use tensor_dsl::tensor;
