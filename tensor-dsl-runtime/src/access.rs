@@ -89,10 +89,20 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 }
 
+/// The extents of a tensor whose shape is known only at run time.
+///
+/// Operands name their extents as a type so that statically shaped tensors can later carry
+/// `Extent<N>` per axis and have mismatches reported by the type checker; every tensor today
+/// is `Dynamic`, checked at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dynamic;
+
 /// A tensor-like value `tensor!` can read: owned tensors, views, and references to them.
 pub trait Operand {
     /// The element type.
     type Elem: Element;
+    /// The extents as a type ([`Dynamic`] for run-time shapes).
+    type Extents;
     /// The extents, outermost first.
     fn __tdsl_shape(&self) -> &[usize];
     /// Raw read access for one statement.
@@ -101,6 +111,7 @@ pub trait Operand {
 
 impl<T: Element> Operand for Tensor<T> {
     type Elem = T;
+    type Extents = Dynamic;
     fn __tdsl_shape(&self) -> &[usize] {
         self.shape()
     }
@@ -112,6 +123,7 @@ impl<T: Element> Operand for Tensor<T> {
 
 impl<T: Element> Operand for TensorView<'_, T> {
     type Elem = T;
+    type Extents = Dynamic;
     fn __tdsl_shape(&self) -> &[usize] {
         self.shape()
     }
@@ -123,6 +135,7 @@ impl<T: Element> Operand for TensorView<'_, T> {
 
 impl<T: Element> Operand for TensorViewMut<'_, T> {
     type Elem = T;
+    type Extents = Dynamic;
     fn __tdsl_shape(&self) -> &[usize] {
         self.shape()
     }
@@ -134,6 +147,7 @@ impl<T: Element> Operand for TensorViewMut<'_, T> {
 
 impl<X: Operand + ?Sized> Operand for &X {
     type Elem = X::Elem;
+    type Extents = X::Extents;
     fn __tdsl_shape(&self) -> &[usize] {
         (**self).__tdsl_shape()
     }
@@ -144,6 +158,7 @@ impl<X: Operand + ?Sized> Operand for &X {
 
 impl<X: Operand + ?Sized> Operand for &mut X {
     type Elem = X::Elem;
+    type Extents = X::Extents;
     fn __tdsl_shape(&self) -> &[usize] {
         (**self).__tdsl_shape()
     }
