@@ -15,7 +15,7 @@ pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
     if let Err(error) = errors.into_result() {
         return emit::fallback(&parsed, error);
     }
-    let program = passes::optimize(program);
+    let program = passes::run(program, true);
     let plan = lower::lower(program);
     emit::emit(&plan, flavor)
 }

@@ -16,13 +16,15 @@ pub enum Axis {
     Fixed(usize),
 }
 
-/// Whether a kernel overwrites its target or adds to it.
+/// How a kernel combines its value with the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum Mode<T> {
     /// `target = value`
     Assign,
     /// `target += value`
     Add,
+    /// `target = β · target + value` (the GEMM update)
+    Scale(T),
 }
 
 /// An access bound to a loop nest: base offset plus one stride per loop variable.
@@ -145,14 +147,16 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 }
 
-/// Evaluates `target[out] (=|+=) Σ_red body(operands)`.
+/// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
 /// Loop variables `0..n_out` run over the target's points; `n_out..L` are summed for each
 /// point (an empty sum is zero). Each operand's element at the current point is passed to
-/// `body` in order.
+/// `body` in order; `alpha` scales the sum once per point.
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
     target: BoundTarget<'_, T, L>,
-    mode: Mode,
+    mode: Mode<T>,
+    alpha: T,
     extents: [usize; L],
     n_out: usize,
     operands: [Bound<'_, T, L>; N],
@@ -190,9 +194,11 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
             // loops in bounds, and the target never moves along the summed loops.
             unsafe {
                 let slot = target.data.offset(point.target);
+                let value = alpha * sum;
                 match mode {
-                    Mode::Assign => slot.write(sum),
-                    Mode::Add => slot.write(slot.read() + sum),
+                    Mode::Assign => slot.write(value),
+                    Mode::Add => slot.write(slot.read() + value),
+                    Mode::Scale(beta) => slot.write(beta * slot.read() + value),
                 }
             }
         },
@@ -279,6 +285,7 @@ mod tests {
         evaluate(
             target.bind(&[Axis::Loop(0), Axis::Loop(1)], &extents, 2),
             Mode::Assign,
+            1.0,
             extents,
             2,
             [
@@ -305,6 +312,7 @@ mod tests {
         evaluate(
             target.bind(&[], &extents, 0),
             Mode::Add,
+            1.0,
             extents,
             0,
             [access.bind(&[Axis::Loop(0), Axis::Loop(0)], &extents)],
@@ -320,6 +328,7 @@ mod tests {
         evaluate(
             target.bind(&[Axis::Loop(0)], &extents, 1),
             Mode::Assign,
+            1.0,
             extents,
             1,
             [access.bind(&[Axis::Loop(0), Axis::Loop(1)], &extents)],

@@ -111,9 +111,12 @@ impl Resolver<'_> {
         };
         ir::Statement {
             target,
-            op: ir::AssignOp::Assign,
             lhs,
-            terms,
+            updates: vec![ir::Update {
+                op: ir::AssignOp::Assign,
+                beta: None,
+                terms,
+            }],
             scalars: std::mem::take(&mut scope.scalars),
             span: statement.let_token.span,
         }
@@ -149,9 +152,12 @@ impl Resolver<'_> {
         let terms = self.terms(&statement.value, scope);
         ir::Statement {
             target,
-            op,
             lhs,
-            terms,
+            updates: vec![ir::Update {
+                op,
+                beta: None,
+                terms,
+            }],
             scalars: std::mem::take(&mut scope.scalars),
             span: statement.place.span,
         }
@@ -187,7 +193,7 @@ impl Resolver<'_> {
             _ => {
                 let expr = self.expr(expr, scope);
                 terms.push(ir::Term {
-                    negated,
+                    scale: ir::Scale::sign(negated),
                     expr,
                     reduction: None,
                 });

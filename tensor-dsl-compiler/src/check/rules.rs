@@ -39,8 +39,7 @@ fn check_let_extents_known(statement: &Statement, errors: &mut Errors) {
         return;
     };
     let used: Vec<IndexVar> = statement
-        .terms
-        .iter()
+        .terms()
         .flat_map(|term| term.expr.vars())
         .collect();
     for var in statement.lhs_vars() {
@@ -63,7 +62,7 @@ fn check_let_extents_known(statement: &Statement, errors: &mut Errors) {
 // at all, as in `a[i, j] / (b[j] + eps)`): it has no index that could have been meant to sum.
 fn check_nested_sums(statement: &Statement, errors: &mut Errors) {
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
-    for term in &statement.terms {
+    for term in statement.terms() {
         let summed: Vec<IndexVar> = term
             .expr
             .vars()
@@ -169,7 +168,7 @@ fn check_consistent_ranks(program: &Program, errors: &mut Errors) {
         if let Target::Tensor { access } = &statement.target {
             check(access);
         }
-        for term in &statement.terms {
+        for term in statement.terms() {
             term.expr.visit_accesses(&mut check);
         }
     }

@@ -60,7 +60,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
         if let Target::Tensor { access } = &statement.target {
             accesses.push(access);
         }
-        for term in &statement.terms {
+        for term in statement.terms() {
             term.expr
                 .visit_accesses(&mut |access| accesses.push(access));
         }

@@ -4,21 +4,17 @@
 
 use std::collections::HashMap;
 
-use proc_macro2::{Ident, Literal, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote_spanned;
 
 use super::checks::position_expr;
 use super::{hidden, hidden_numbered, private, tensor_expr};
-use crate::ir::{AssignOp, BinaryOp, Expr, Function, IndexVar, Slot, Statement, Target, TensorId};
-use crate::lower::{Kernel, Plan, StatementPlan, Step};
+use crate::ir::{AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId};
+use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 
 type Extents = HashMap<(usize, String), Ident>;
 
-pub fn emit_statement(
-    plan: &Plan,
-    statement_plan: &StatementPlan,
-    extents: &Extents,
-) -> TokenStream {
+pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Extents) -> TokenStream {
     let p = private();
     let index = statement_plan.statement;
     let statement = &plan.program.statements[index];
@@ -28,19 +24,19 @@ pub fn emit_statement(
         index,
         extents,
     };
+    let steps = &statement_plan.steps;
     let scalars = statement.scalars.iter().enumerate().map(|(k, scalar)| {
         let local = hidden_numbered("__scalar", k);
         let tokens = &scalar.tokens;
         quote_spanned!(scalar.span=> let #local = #tokens;)
     });
     let scalars = hygienic!(#(#scalars)*);
-    let lhs_vars: Vec<IndexVar> = statement.lhs_vars().cloned().collect();
 
     match &statement.target {
         Target::NewTensor {
             name, mutable, ty, ..
         } => {
-            let rhs = emitter.new_tensor(&statement_plan.steps);
+            let rhs = emitter.new_tensor(steps);
             let binding = binding(name, *mutable, ty.as_ref());
             hygienic! {
                 #binding = {
@@ -50,7 +46,7 @@ pub fn emit_statement(
             }
         }
         Target::NewScalar { name, mutable, ty } => {
-            let sum = emitter.scalar_sum(&statement_plan.steps, ty.as_ref(), None);
+            let sum = emitter.scalar_sum(steps, ty.as_ref(), None);
             let binding = binding(name, *mutable, ty.as_ref());
             hygienic! {
                 #binding = {
@@ -60,11 +56,11 @@ pub fn emit_statement(
             }
         }
         Target::Scalar { place, .. } => {
-            let sum = emitter.scalar_sum(&statement_plan.steps, None, Some(place));
-            let op = match statement.op {
+            let sum = emitter.scalar_sum(steps, None, Some(place));
+            // The steps already negate for `-=`, so what remains is to set or add.
+            let op = match statement.op() {
                 AssignOp::Assign => hygienic!(=),
-                AssignOp::Add => hygienic!(+=),
-                AssignOp::Sub => hygienic!(-=),
+                AssignOp::Add | AssignOp::Sub => hygienic!(+=),
             };
             hygienic! {
                 {
@@ -76,35 +72,22 @@ pub fn emit_statement(
         }
         Target::Tensor { access } => {
             let target_tensor = access.tensor;
-            let temporary = statement_plan.temporary.as_ref().map(|temporary| {
-                let local = hidden("__temporary");
-                let rhs = emitter.new_tensor(&temporary.steps);
-                hygienic!(let #local = { #rhs };)
-            });
-            let skip = if temporary.is_some() {
-                None
-            } else {
-                Some(target_tensor)
-            };
             let place = tensor_expr(&plan.program.tensors, target_tensor);
             let target = hidden("__target");
-            let operands = emitter.operand_accesses(&statement_plan.steps, skip, Some(&target));
-            let zero = hidden("__zero");
-            let steps = statement_plan
-                .steps
+            let operands = emitter.operand_accesses(steps, Some(target_tensor), Some(&target));
+            let steps = steps
                 .iter()
-                .map(|step| emitter.step(step, &statement.lhs, &lhs_vars, Some(target_tensor)));
+                .map(|step| emitter.step(step, &statement.lhs, Some(target_tensor)));
             hygienic! {
                 {
                     #scalars
-                    #temporary
                     let #target = {
                         use #p::{TargetOwned as _, TargetShared as _};
                         #place.__tdsl_target()
                     };
                     #operands
                     let __target_read = #target.read();
-                    let #zero = #p::zero_like(&#target);
+                    let __zero = #p::zero_like(&#target);
                     #(#steps)*
                 }
             }
@@ -140,30 +123,29 @@ impl StatementEmitter<'_> {
         witness: Option<&Ident>,
     ) -> TokenStream {
         let p = private();
-        let mut seen: Vec<(TensorId, proc_macro2::Span)> = Vec::new();
-        for step in steps {
-            for term in &step.terms {
-                term.expr.visit_accesses(&mut |access| {
-                    if Some(access.tensor) != skip && !seen.iter().any(|(t, _)| *t == access.tensor)
-                    {
-                        seen.push((access.tensor, access.span));
-                    }
-                });
-            }
+        let mut seen: Vec<(TensorId, Span)> = Vec::new();
+        for term in steps.iter().flat_map(|step| &step.terms) {
+            term.expr.visit_accesses(&mut |access| {
+                if Some(access.tensor) != skip && !seen.iter().any(|(t, _)| *t == access.tensor) {
+                    seen.push((access.tensor, access.span));
+                }
+            });
         }
         let mut witness = witness.cloned();
-        let lets = seen.iter().map(|&(tensor, span)| {
-            let local = hidden_numbered("__operand", tensor);
-            let expr = tensor_expr(&self.plan.program.tensors, tensor);
-            let access = match &witness {
-                // Spanned at the operand so a wrong element type is reported on its tokens.
-                Some(witness) => quote_spanned!(span=> #p::operand_like(&#witness, &#expr)),
-                None => hygienic!(#p::Operand::__tdsl_operand(&#expr)),
-            };
-            witness.get_or_insert_with(|| local.clone());
-            hygienic!(let #local = #access;)
-        });
-        let lets: Vec<TokenStream> = lets.collect();
+        let lets: Vec<TokenStream> = seen
+            .iter()
+            .map(|&(tensor, span)| {
+                let local = hidden_numbered("__operand", tensor);
+                let expr = tensor_expr(&self.plan.program.tensors, tensor);
+                let access = match &witness {
+                    // Spanned at the operand so a wrong element type is reported on its tokens.
+                    Some(witness) => quote_spanned!(span=> #p::operand_like(&#witness, &#expr)),
+                    None => hygienic!(#p::Operand::__tdsl_operand(&#expr)),
+                };
+                witness.get_or_insert_with(|| local.clone());
+                hygienic!(let #local = #access;)
+            })
+            .collect();
         hygienic!(#(#lets)*)
     }
 
@@ -176,19 +158,17 @@ impl StatementEmitter<'_> {
     }
 
     /// A block evaluating to a new zero-initialised tensor over the left-hand indices with
-    /// `steps` added into it.
+    /// `steps` applied to it.
     fn new_tensor(&self, steps: &[Step]) -> TokenStream {
         let p = private();
         let operands = self.operand_accesses(steps, None, None);
         let witness = self
             .first_operand(steps)
             .expect("checked: a new tensor's indices occur in some operand");
-        let lhs_vars: Vec<IndexVar> = self.statement.lhs_vars().cloned().collect();
-        let lhs: Vec<Slot> = lhs_vars.iter().cloned().map(Slot::Var).collect();
-        let shape = lhs_vars.iter().map(|var| self.extent(var));
+        let shape = self.statement.lhs_vars().map(|var| self.extent(var));
         let steps = steps
             .iter()
-            .map(|step| self.step(step, &lhs, &lhs_vars, None));
+            .map(|step| self.step(step, &self.statement.lhs, None));
         hygienic! {
             #operands
             let __zero = #p::zero_like(&#witness);
@@ -201,7 +181,7 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// Statements evaluating to the sum of `steps` over every index, as a `T`.
+    /// Statements evaluating to the statement's value summed over every index, as a `T`.
     fn scalar_sum(
         &self,
         steps: &[Step],
@@ -223,7 +203,7 @@ impl StatementEmitter<'_> {
         } else {
             hygienic!(0.0f64)
         };
-        let steps = steps.iter().map(|step| self.step(step, &[], &[], None));
+        let steps = steps.iter().map(|step| self.step(step, &[], None));
         hygienic! {
             #operands
             let __zero = #zero;
@@ -236,29 +216,18 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// One kernel call: `__target[lhs] (=|+=) Σ body`. `in_place` names the target tensor
-    /// when reads of it go through the target's own access.
-    fn step(
-        &self,
-        step: &Step,
-        lhs: &[Slot],
-        lhs_vars: &[IndexVar],
-        in_place: Option<TensorId>,
-    ) -> TokenStream {
+    /// One kernel call. `in_place` names the target tensor when reads of it go through the
+    /// target's own access.
+    fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
         match step.kernel {
-            Kernel::LoopNest => self.loop_nest(step, lhs, lhs_vars, in_place),
+            Kernel::LoopNest => self.loop_nest(step, lhs, in_place),
         }
     }
 
-    fn loop_nest(
-        &self,
-        step: &Step,
-        lhs: &[Slot],
-        lhs_vars: &[IndexVar],
-        in_place: Option<TensorId>,
-    ) -> TokenStream {
+    fn loop_nest(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
         let p = private();
-        let loops: Vec<&IndexVar> = lhs_vars.iter().chain(&step.reduction).collect();
+        let lhs_vars: Vec<&IndexVar> = self.statement.lhs_vars().collect();
+        let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
         let n_out = lhs_vars.len();
         let extents = loops.iter().map(|var| self.extent(var));
         let axes = |slots: &[Slot]| -> Vec<TokenStream> {
@@ -281,35 +250,49 @@ impl StatementEmitter<'_> {
         };
         let target_axes = axes(lhs);
         let mut operands: Vec<TokenStream> = Vec::new();
-        let mut body = TokenStream::new();
-        for (k, term) in step.terms.iter().enumerate() {
-            let value = self.expr(&term.expr, &mut |access| {
-                let handle = if Some(access.tensor) == in_place {
-                    hidden("__target_read")
-                } else {
-                    hidden_numbered("__operand", access.tensor)
-                };
-                let access_axes = axes(&access.slots);
-                let ext = hidden("__ext");
-                // The parentheses carry the access's span, so an element-type mismatch is
-                // reported on the user's tensor rather than on the whole macro call.
-                operands.push(quote_spanned! {access.span=>
-                    (#handle.bind(&[#(#access_axes),*], &#ext))
-                });
-                let slot = operands.len() - 1;
-                hygienic!(__x[#slot])
+        let mut element = |access: &crate::ir::Access| {
+            let handle = if Some(access.tensor) == in_place {
+                hidden("__target_read")
+            } else {
+                hidden_numbered("__operand", access.tensor)
+            };
+            let access_axes = axes(&access.slots);
+            let ext = hidden("__ext");
+            // The parentheses carry the access's span, so a type error about this operand is
+            // reported on the user's tensor rather than on the whole macro call.
+            operands.push(quote_spanned! {access.span=>
+                (#handle.bind(&[#(#access_axes),*], &#ext))
             });
-            body.extend(match (k, term.negated) {
-                (0, false) => hygienic!((#value)),
-                (0, true) => hygienic!(-(#value)),
-                (_, false) => hygienic!(+ (#value)),
-                (_, true) => hygienic!(- (#value)),
-            });
-        }
-        let mode = if step.overwrite {
-            hygienic!(#p::Mode::Assign)
-        } else {
-            hygienic!(#p::Mode::Add)
+            let slot = operands.len() - 1;
+            hygienic!(__x[#slot])
+        };
+        // A single term's scale is applied once per point, after its sum (TiledArray's
+        // ScalExpr); several point-wise terms each carry their own.
+        let (alpha, body) = match &step.terms[..] {
+            [term] => (
+                self.scale(&term.scale, step.negate),
+                self.expr(&term.expr, &mut element),
+            ),
+            terms => {
+                let mut body = TokenStream::new();
+                for (k, term) in terms.iter().enumerate() {
+                    let scale = self.scale(&term.scale, false);
+                    let value = self.expr(&term.expr, &mut element);
+                    if k > 0 {
+                        body.extend(hygienic!(+));
+                    }
+                    body.extend(hygienic!(#scale * #value));
+                }
+                (self.scale(&Scale::one(), step.negate), body)
+            }
+        };
+        let mode = match &step.mode {
+            Mode::Assign => hygienic!(#p::Mode::Assign),
+            Mode::Add => hygienic!(#p::Mode::Add),
+            Mode::Scale(beta) => {
+                let beta = self.scale(beta, false);
+                hygienic!(#p::Mode::Scale(#beta))
+            }
         };
         hygienic! {
             {
@@ -317,6 +300,7 @@ impl StatementEmitter<'_> {
                 #p::evaluate(
                     __target.bind(&[#(#target_axes),*], &__ext, #n_out),
                     #mode,
+                    #alpha,
                     __ext,
                     #n_out,
                     [#(#operands),*],
@@ -324,6 +308,26 @@ impl StatementEmitter<'_> {
                 );
             }
         }
+    }
+
+    /// A scale as a value of the element type: its coefficient times its scalars.
+    fn scale(&self, scale: &Scale, negate: bool) -> TokenStream {
+        let p = private();
+        let coefficient = if negate {
+            -scale.coefficient
+        } else {
+            scale.coefficient
+        };
+        let coefficient = Literal::f64_suffixed(coefficient);
+        let zero = hidden("__zero");
+        let scalars = scale.scalars.iter().map(|&k| self.scalar(k));
+        hygienic!((#p::lit(&#zero, #coefficient) #(* #scalars)*))
+    }
+
+    fn scalar(&self, k: usize) -> TokenStream {
+        let local = hidden_numbered("__scalar", k);
+        let span = self.statement.scalars[k].span;
+        quote_spanned!(span=> #local)
     }
 
     /// The element-wise value of `expr`; `access` turns each tensor access into its operand
@@ -344,11 +348,7 @@ impl StatementEmitter<'_> {
                     quote_spanned!(literal.span=> #p::lit(&#zero, #value))
                 }
             },
-            Expr::Scalar(k) => {
-                let local = hidden_numbered("__scalar", *k);
-                let span = self.statement.scalars[*k].span;
-                quote_spanned!(span=> #local)
-            }
+            Expr::Scalar(k) => self.scalar(*k),
             Expr::Neg(operand) => {
                 let operand = self.expr(operand, access);
                 hygienic!((-#operand))
@@ -367,7 +367,7 @@ impl StatementEmitter<'_> {
             Expr::Call(function, args) => {
                 let args: Vec<TokenStream> =
                     args.iter().map(|arg| self.expr(arg, access)).collect();
-                let name = proc_macro2::Ident::new(function.name(), proc_macro2::Span::call_site());
+                let name = Ident::new(function.name(), Span::mixed_site());
                 match function {
                     Function::Powi(exponent) => {
                         hygienic!(#p::Element::powi(#(#args),*, #exponent))

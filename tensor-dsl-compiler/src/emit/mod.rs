@@ -65,7 +65,6 @@ fn tensor_expr(plan_tensors: &[crate::ir::Tensor], tensor: TensorId) -> TokenStr
         TensorOrigin::External(tokens) => tokens.clone(),
         TensorOrigin::Rust(_) => hidden_numbered("__tensor", tensor).into_token_stream(),
         TensorOrigin::Let { name, .. } => name.clone().into_token_stream(),
-        TensorOrigin::Temporary { .. } => hidden("__temporary").into_token_stream(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{AssignOp, BinaryOp, Expr, Function, Position, Slot, Statement, Target, Term};
+use super::{AssignOp, BinaryOp, Expr, Function, Position, Scale, Slot, Statement, Target, Term};
 
 impl fmt::Display for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -67,8 +67,26 @@ impl fmt::Display for Expr {
     }
 }
 
+impl fmt::Display for Scale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.coefficient)?;
+        for id in &self.scalars {
+            write!(f, "*${id}")?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Term {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The sign is printed by the enclosing sum; a magnitude of one is left implicit.
+        let magnitude = Scale {
+            coefficient: self.scale.coefficient.abs(),
+            scalars: self.scale.scalars.clone(),
+        };
+        if !magnitude.is_one() {
+            write!(f, "{magnitude}*")?;
+        }
         if let Some(reduction) = &self.reduction {
             if !reduction.is_empty() {
                 let names: Vec<&str> = reduction.iter().map(|var| var.name.as_str()).collect();
@@ -81,32 +99,45 @@ impl fmt::Display for Term {
 
 impl fmt::Display for Statement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut target = String::new();
         match &self.target {
             Target::NewTensor { name, .. } | Target::NewScalar { name, .. } => {
-                write!(f, "let {name}")?
+                write!(f, "let ")?;
+                target.push_str(&name.to_string());
             }
             Target::Tensor { access } => {
-                f.write_str(access.text.split('[').next().unwrap_or_default())?
+                target.push_str(access.text.split('[').next().unwrap_or_default())
             }
-            Target::Scalar { place, .. } => write!(f, "{}", place.to_string().replace(' ', ""))?,
+            Target::Scalar { place, .. } => target.push_str(&place.to_string().replace(' ', "")),
         }
         if !self.lhs.is_empty() {
-            write_slots(f, &self.lhs)?;
+            let slots: Vec<String> = self.lhs.iter().map(ToString::to_string).collect();
+            target = format!("{target}[{}]", slots.join(","));
         }
-        let op = match self.op {
-            AssignOp::Assign => "=",
-            AssignOp::Add => "+=",
-            AssignOp::Sub => "-=",
-        };
-        write!(f, " {op} ")?;
-        for (k, term) in self.terms.iter().enumerate() {
-            match (k, term.negated) {
-                (0, false) => {}
-                (0, true) => f.write_str("-")?,
-                (_, false) => f.write_str(" + ")?,
-                (_, true) => f.write_str(" - ")?,
+        for (k, update) in self.updates.iter().enumerate() {
+            if k > 0 {
+                f.write_str("; ")?;
             }
-            write!(f, "{term}")?;
+            let op = match (&update.beta, update.op) {
+                (Some(_), _) => "←",
+                (None, AssignOp::Assign) => "=",
+                (None, AssignOp::Add) => "+=",
+                (None, AssignOp::Sub) => "-=",
+            };
+            write!(f, "{target} {op} ")?;
+            if let Some(beta) = &update.beta {
+                write!(f, "{beta}·{target} + ")?;
+            }
+            for (n, term) in update.terms.iter().enumerate() {
+                let negative = term.scale.coefficient < 0.0;
+                match (n, negative) {
+                    (0, false) => {}
+                    (0, true) => f.write_str("-")?,
+                    (_, false) => f.write_str(" + ")?,
+                    (_, true) => f.write_str(" - ")?,
+                }
+                write!(f, "{term}")?;
+            }
         }
         Ok(())
     }

@@ -20,6 +20,39 @@ pub struct Program {
     pub statements: Vec<Statement>,
 }
 
+impl Program {
+    /// Inserts a statement that makes a temporary before statement `at`: `make` receives the
+    /// temporary's tensor id and hidden name and builds the statement. Keeps every `let`'s
+    /// statement number true.
+    pub fn insert_temporary(
+        &mut self,
+        at: usize,
+        rank: usize,
+        make: impl FnOnce(TensorId, Ident) -> Statement,
+    ) -> TensorId {
+        for tensor in &mut self.tensors {
+            if let TensorOrigin::Let { statement, .. } = &mut tensor.origin {
+                if *statement >= at {
+                    *statement += 1;
+                }
+            }
+        }
+        let tensor = self.tensors.len();
+        let name = Ident::new(&format!("__tmp{tensor}"), Span::mixed_site());
+        self.tensors.push(Tensor {
+            origin: TensorOrigin::Let {
+                statement: at,
+                name: name.clone(),
+            },
+            name: format!("tmp{tensor}"),
+            rank,
+            first_access: format!("tmp{tensor}"),
+        });
+        self.statements.insert(at, make(tensor, name));
+        tensor
+    }
+}
+
 pub type TensorId = usize;
 
 /// A tensor binding: one name until a `let` of the block shadows it.
@@ -39,10 +72,9 @@ pub enum TensorOrigin {
     External(TokenStream),
     /// `{ expr }[…]`: a Rust expression evaluated once when the block starts.
     Rust(TokenStream),
-    /// The result of the `let` of statement `statement` of this block.
+    /// The result of the `let` of statement `statement` of this block (the user's, or a
+    /// temporary a pass introduced).
     Let { statement: usize, name: Ident },
-    /// A right-hand side evaluated before its statement's target is written (see `lower`).
-    Temporary { statement: usize },
 }
 
 /// An index variable; two are the same index when their names are equal.
@@ -162,15 +194,60 @@ pub struct Scalar {
     pub span: Span,
 }
 
-/// A top-level term of a right-hand side: summed over `reduction` (reduction notation) and
-/// added or subtracted.
+/// A constant factor: a coefficient times Rust scalars, evaluated once per statement (TiledArray's
+/// `ScalExpr`). Applied after a term's sum, so it is also a GEMM's α or β.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scale {
+    pub coefficient: f64,
+    /// Entries of `Statement::scalars`, multiplied in.
+    pub scalars: Vec<usize>,
+}
+
+impl Scale {
+    pub fn one() -> Self {
+        Scale {
+            coefficient: 1.0,
+            scalars: Vec::new(),
+        }
+    }
+
+    /// `+1` or `-1`.
+    pub fn sign(negated: bool) -> Self {
+        Scale {
+            coefficient: if negated { -1.0 } else { 1.0 },
+            scalars: Vec::new(),
+        }
+    }
+
+    pub fn is_one(&self) -> bool {
+        self.coefficient == 1.0 && self.scalars.is_empty()
+    }
+}
+
+/// A top-level term of a right-hand side: `scale · Σ_reduction expr`.
 #[derive(Clone, Debug)]
 pub struct Term {
-    pub negated: bool,
+    pub scale: Scale,
     pub expr: Expr,
     /// `None` in einsum notation; the summed indices, in first-use order, after
     /// `make_reductions_explicit`.
     pub reduction: Option<Vec<IndexVar>>,
+}
+
+impl Term {
+    /// Whether the term sums over nothing (reduction notation only).
+    pub fn is_pointwise(&self) -> bool {
+        self.reduction.as_ref().is_some_and(Vec::is_empty)
+    }
+}
+
+/// One update of a statement's target: `target op Σ terms`, or with `beta`,
+/// `target = beta · target + Σ terms` (the GEMM update form).
+#[derive(Clone, Debug)]
+pub struct Update {
+    pub op: AssignOp,
+    pub beta: Option<Scale>,
+    pub terms: Vec<Term>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,10 +281,11 @@ pub enum Target {
 #[derive(Clone, Debug)]
 pub struct Statement {
     pub target: Target,
-    pub op: AssignOp,
     /// The left-hand indices (empty for scalar results).
     pub lhs: Vec<Slot>,
-    pub terms: Vec<Term>,
+    /// The updates computing the statement, applied in order. `check` makes one holding every
+    /// term; `reassociate_sums` splits it so that each update is one kernel.
+    pub updates: Vec<Update>,
     pub scalars: Vec<Scalar>,
     pub span: Span,
 }
@@ -221,17 +299,39 @@ impl Statement {
         })
     }
 
+    /// Every term of every update.
+    pub fn terms(&self) -> impl Iterator<Item = &Term> {
+        self.updates.iter().flat_map(|update| &update.terms)
+    }
+
+    /// Every term of every update, mutably.
+    pub fn terms_mut(&mut self) -> impl Iterator<Item = &mut Term> {
+        self.updates.iter_mut().flat_map(|update| &mut update.terms)
+    }
+
+    /// The operator the statement was written with.
+    pub fn op(&self) -> AssignOp {
+        self.updates.first().map_or(AssignOp::Assign, |update| update.op)
+    }
+
+    /// The tensor the statement writes, if it writes an existing one or makes one.
+    pub fn target_tensor(&self) -> Option<TensorId> {
+        match &self.target {
+            Target::Tensor { access } => Some(access.tensor),
+            Target::NewTensor { tensor, .. } => Some(*tensor),
+            Target::NewScalar { .. } | Target::Scalar { .. } => None,
+        }
+    }
+
     /// Every index variable of the statement, left-hand ones first, then in first-use order.
     pub fn all_vars(&self) -> Vec<IndexVar> {
         let mut vars: Vec<IndexVar> = self.lhs_vars().cloned().collect();
-        for term in &self.terms {
-            term.expr.visit_accesses(&mut |access| {
-                for var in access.vars() {
-                    if !vars.contains(var) {
-                        vars.push(var.clone());
-                    }
+        for term in self.terms() {
+            for var in term.expr.vars() {
+                if !vars.contains(&var) {
+                    vars.push(var);
                 }
-            });
+            }
         }
         vars
     }

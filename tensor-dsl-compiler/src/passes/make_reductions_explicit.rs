@@ -6,7 +6,7 @@ use crate::ir::{IndexVar, Program};
 pub fn make_reductions_explicit(mut program: Program) -> Program {
     for statement in &mut program.statements {
         let lhs: Vec<IndexVar> = statement.lhs_vars().cloned().collect();
-        for term in &mut statement.terms {
+        for term in statement.terms_mut() {
             let summed = term
                 .expr
                 .vars()
