@@ -22,6 +22,9 @@
 extern crate self as tensor_dsl;
 
 pub use tensor_dsl_macros::{tensor, try_tensor};
+
+#[doc(hidden)]
+pub use tensor_dsl_macros::__tensor_unoptimized;
 pub use tensor_dsl_runtime::{
     Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
 };

@@ -5,19 +5,39 @@ use proc_macro2::TokenStream;
 
 use crate::diagnostics::Errors;
 use crate::emit::{self, Flavor};
+use crate::lower::Plan;
 use crate::{check, ir, lower, passes, syntax};
+
+/// How to compile a block.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub flavor: Flavor,
+    /// Runs the optimizing passes; off, only the passes needed for correct code run.
+    pub optimize: bool,
+}
 
 /// Expands the body of a `tensor!` (or, with `Flavor::Fallible`, `try_tensor!`) call.
 pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
+    expand_with(
+        input,
+        Config {
+            flavor,
+            optimize: true,
+        },
+    )
+}
+
+/// Expands a block with an explicit configuration.
+pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
     let mut errors = Errors::new();
     let parsed = syntax::parse_block(input, &mut errors);
     let program = check::check(&parsed, &mut errors);
     if let Err(error) = errors.into_result() {
         return emit::fallback(&parsed, error);
     }
-    let program = passes::run(program, true);
+    let program = passes::run(program, config.optimize);
     let plan = lower::lower(program);
-    emit::emit(&plan, flavor)
+    emit::emit(&plan, config.flavor)
 }
 
 /// Parses and checks a block: the IR in einsum notation, or every error of the block.
@@ -26,4 +46,25 @@ pub fn front_end(input: TokenStream) -> syn::Result<ir::Program> {
     let parsed = syntax::parse_block(input, &mut errors);
     let program = check::check(&parsed, &mut errors);
     errors.into_result().map(|()| program)
+}
+
+/// Every stage's output for one block, for the `explain` tool and snapshot tests.
+pub struct Trace {
+    /// The IR as checked, then after each pass (by name).
+    pub stages: Vec<(&'static str, ir::Program)>,
+    pub plan: Plan,
+    pub rust: TokenStream,
+}
+
+/// Compiles a block keeping every intermediate result.
+pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
+    let mut program = front_end(input)?;
+    let mut stages = vec![("check", program.clone())];
+    for pass in passes::selected(config.optimize) {
+        program = passes::apply(program, pass);
+        stages.push((pass.name, program.clone()));
+    }
+    let plan = lower::lower(program);
+    let rust = emit::emit(&plan, config.flavor);
+    Ok(Trace { stages, plan, rust })
 }

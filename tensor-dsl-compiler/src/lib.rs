@@ -9,11 +9,11 @@ mod compile;
 mod diagnostics;
 mod emit;
 pub mod ir;
-mod lower;
+pub mod lower;
 mod passes;
 mod syntax;
 
-pub use compile::{expand, front_end};
+pub use compile::{expand, expand_with, front_end, trace, Config, Trace};
 pub use emit::Flavor;
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `#[proc_macro]` shims over `tensor_dsl_compiler::expand`; all logic lives in the compiler.
 
 use proc_macro::TokenStream;
-use tensor_dsl_compiler::{expand, Flavor};
+use tensor_dsl_compiler::{expand, expand_with, Config, Flavor};
 
 /// Tensor algebra in Einstein notation; see the `tensor-dsl` crate documentation.
 #[proc_macro]
@@ -14,4 +14,16 @@ pub fn tensor(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn try_tensor(input: TokenStream) -> TokenStream {
     expand(input.into(), Flavor::Fallible).into()
+}
+
+/// `tensor!` with only the passes correctness needs: the reference the optimizing passes are
+/// tested against. Not part of the public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __tensor_unoptimized(input: TokenStream) -> TokenStream {
+    let config = Config {
+        flavor: Flavor::Panic,
+        optimize: false,
+    };
+    expand_with(input.into(), config).into()
 }

@@ -77,43 +77,75 @@ impl fmt::Display for Scale {
     }
 }
 
-impl fmt::Display for Term {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Term {
+    /// The term without its sum sign: `2*a[i,k]*b[k,j]`, as written inside a loop nest.
+    pub fn summand(&self) -> String {
         // The sign is printed by the enclosing sum; a magnitude of one is left implicit.
         let magnitude = Scale {
             coefficient: self.scale.coefficient.abs(),
             scalars: self.scale.scalars.clone(),
         };
-        if !magnitude.is_one() {
-            write!(f, "{magnitude}*")?;
+        if magnitude.is_one() {
+            self.expr.to_string()
+        } else {
+            format!("{magnitude}*{}", self.expr)
         }
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(reduction) = &self.reduction {
             if !reduction.is_empty() {
                 let names: Vec<&str> = reduction.iter().map(|var| var.name.as_str()).collect();
                 write!(f, "Σ{} ", names.join(","))?;
             }
         }
-        write!(f, "{}", self.expr)
+        f.write_str(&self.summand())
+    }
+}
+
+/// `t0 + t1 - t2`: terms joined by their signs.
+pub(crate) fn write_sum<'t>(
+    f: &mut impl fmt::Write,
+    terms: impl IntoIterator<Item = &'t Term>,
+    show: impl Fn(&Term) -> String,
+) -> fmt::Result {
+    for (n, term) in terms.into_iter().enumerate() {
+        let negative = term.scale.coefficient < 0.0;
+        match (n, negative) {
+            (0, false) => {}
+            (0, true) => f.write_str("-")?,
+            (_, false) => f.write_str(" + ")?,
+            (_, true) => f.write_str(" - ")?,
+        }
+        f.write_str(&show(term))?;
+    }
+    Ok(())
+}
+
+impl Statement {
+    /// The target as written on the left: `c[i,j]`, `s`, `self.total`.
+    pub fn target_text(&self) -> String {
+        let name = match &self.target {
+            Target::NewTensor { name, .. } | Target::NewScalar { name, .. } => name.to_string(),
+            Target::Tensor { access } => access.text.split('[').next().unwrap_or_default().to_owned(),
+            Target::Scalar { place, .. } => place.to_string().replace(' ', ""),
+        };
+        if self.lhs.is_empty() {
+            return name;
+        }
+        let slots: Vec<String> = self.lhs.iter().map(ToString::to_string).collect();
+        format!("{name}[{}]", slots.join(","))
     }
 }
 
 impl fmt::Display for Statement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut target = String::new();
-        match &self.target {
-            Target::NewTensor { name, .. } | Target::NewScalar { name, .. } => {
-                write!(f, "let ")?;
-                target.push_str(&name.to_string());
-            }
-            Target::Tensor { access } => {
-                target.push_str(access.text.split('[').next().unwrap_or_default())
-            }
-            Target::Scalar { place, .. } => target.push_str(&place.to_string().replace(' ', "")),
+        if let Target::NewTensor { .. } | Target::NewScalar { .. } = self.target {
+            f.write_str("let ")?;
         }
-        if !self.lhs.is_empty() {
-            let slots: Vec<String> = self.lhs.iter().map(ToString::to_string).collect();
-            target = format!("{target}[{}]", slots.join(","));
-        }
+        let target = self.target_text();
         for (k, update) in self.updates.iter().enumerate() {
             if k > 0 {
                 f.write_str("; ")?;
@@ -128,16 +160,7 @@ impl fmt::Display for Statement {
             if let Some(beta) = &update.beta {
                 write!(f, "{beta}·{target} + ")?;
             }
-            for (n, term) in update.terms.iter().enumerate() {
-                let negative = term.scale.coefficient < 0.0;
-                match (n, negative) {
-                    (0, false) => {}
-                    (0, true) => f.write_str("-")?,
-                    (_, false) => f.write_str(" + ")?,
-                    (_, true) => f.write_str(" - ")?,
-                }
-                write!(f, "{term}")?;
-            }
+            write_sum(f, &update.terms, ToString::to_string)?;
         }
         Ok(())
     }

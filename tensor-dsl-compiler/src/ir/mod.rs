@@ -6,7 +6,8 @@
 //! implicit); `passes::make_reductions_explicit` turns it into *reduction notation* (every term
 //! lists the indices it sums over).
 
-mod display;
+pub(crate) mod display;
+pub mod invariants;
 
 use proc_macro2::{Ident, Span, TokenStream};
 
@@ -21,6 +22,20 @@ pub struct Program {
 }
 
 impl Program {
+    /// Removes statement `at`, which must not make a tensor, keeping every `let`'s statement
+    /// number true.
+    pub fn remove_statement(&mut self, at: usize) -> Statement {
+        for tensor in &mut self.tensors {
+            if let TensorOrigin::Let { statement, .. } = &mut tensor.origin {
+                debug_assert_ne!(*statement, at, "removing the statement that makes a tensor");
+                if *statement > at {
+                    *statement -= 1;
+                }
+            }
+        }
+        self.statements.remove(at)
+    }
+
     /// Inserts a statement that makes a temporary before statement `at`: `make` receives the
     /// temporary's tensor id and hidden name and builds the statement. Keeps every `let`'s
     /// statement number true.

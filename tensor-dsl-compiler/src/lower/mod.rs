@@ -5,6 +5,7 @@
 //! Each step names its kernel (`Kernel`); today every step is a fused loop nest, and a GEMM
 //! call or a device kernel becomes another variant without changing the plan's shape.
 
+use crate::ir::display::write_sum;
 use crate::ir::{AssignOp, IndexVar, Program, Scale, Term, Update};
 
 /// The program with one plan per statement, in order.
@@ -58,9 +59,88 @@ pub fn lower(program: Program) -> Plan {
             steps: statement.updates.iter().flat_map(steps).collect(),
         })
         .collect();
-    Plan {
+    let plan = Plan {
         program,
         statements,
+    };
+    if cfg!(debug_assertions) {
+        if let Err(reason) = is_loop_notation(&plan) {
+            panic!("tensor-dsl bug: lowered plan: {reason}");
+        }
+    }
+    plan
+}
+
+/// Loop notation: each step's loops are the left-hand indices then its reduction, they bind
+/// every index its terms use, and only a statement's first step reads its target in place.
+pub fn is_loop_notation(plan: &Plan) -> Result<(), String> {
+    for statement_plan in &plan.statements {
+        let statement = &plan.program.statements[statement_plan.statement];
+        let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
+        let target = match &statement.target {
+            crate::ir::Target::Tensor { access } => Some(access.tensor),
+            _ => None,
+        };
+        for (k, step) in statement_plan.steps.iter().enumerate() {
+            if step.reduction.iter().any(|var| lhs.contains(&var)) {
+                return Err(format!("a step of `{statement}` sums over a left-hand index"));
+            }
+            for term in &step.terms {
+                let unbound = term
+                    .expr
+                    .vars()
+                    .into_iter()
+                    .find(|var| !lhs.contains(&var) && !step.reduction.contains(var));
+                if let Some(var) = unbound {
+                    return Err(format!("index `{}` of `{term}` has no loop", var.name));
+                }
+                let mut reads_target = false;
+                term.expr
+                    .visit_accesses(&mut |access| reads_target |= Some(access.tensor) == target);
+                if reads_target && (k > 0 || !step.reduction.is_empty()) {
+                    return Err(format!("`{statement}` reads its target after writing it"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl StatementPlan {
+    /// The plan in loop notation, one line per step, e.g.
+    /// `loop nest: ∀i ∀j ∀k c[i,j] += a[i,k]*b[k,j]`.
+    pub fn describe(&self, program: &Program) -> Vec<String> {
+        let statement = &program.statements[self.statement];
+        let target = statement.target_text();
+        let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
+        self.steps
+            .iter()
+            .map(|step| {
+                let loops: String = lhs
+                    .iter()
+                    .copied()
+                    .chain(&step.reduction)
+                    .map(|var| format!("∀{} ", var.name))
+                    .collect();
+                let (prologue, op) = match &step.mode {
+                    Mode::Assign if step.reduction.is_empty() => (String::new(), "="),
+                    Mode::Assign => (format!("{target} = 0; "), "+="),
+                    Mode::Add => (String::new(), "+="),
+                    Mode::Scale(beta) => (format!("{target} *= {beta}; "), "+="),
+                };
+                let op = match (op, step.negate) {
+                    ("+=", true) => "-=",
+                    ("=", true) => "= -",
+                    (op, _) => op,
+                };
+                let mut value = String::new();
+                write_sum(&mut value, &step.terms, Term::summand).expect("writing to a String");
+                let kernel = match step.kernel {
+                    Kernel::LoopNest => "loop nest",
+                };
+                format!("{kernel}: {prologue}{loops}{target} {op} {value}")
+            })
+            .collect()
     }
 }
 

@@ -2,10 +2,16 @@
 //! `PASSES`. Input: einsum notation from `check`; output: reduction notation whose updates
 //! `lower` turns into kernels one by one.
 
+mod eliminate_common_subexpressions;
+mod fold_scalars;
+mod fuse_elementwise;
 mod introduce_temporaries;
 mod make_reductions_explicit;
+mod move_products_right;
+mod reassociate_sums;
+mod recognize_gemm_update;
 
-use crate::ir::Program;
+use crate::ir::{invariants, Program};
 
 /// A named rewrite.
 pub struct Pass {
@@ -28,12 +34,66 @@ pub const PASSES: &[Pass] = &[
         run: introduce_temporaries::introduce_temporaries,
         required: true,
     },
+    Pass {
+        name: "fold_scalars",
+        run: fold_scalars::fold_scalars,
+        required: false,
+    },
+    Pass {
+        name: "move_products_right",
+        run: move_products_right::move_products_right,
+        required: false,
+    },
+    Pass {
+        name: "reassociate_sums",
+        run: reassociate_sums::reassociate_sums,
+        required: false,
+    },
+    Pass {
+        name: "recognize_gemm_update",
+        run: recognize_gemm_update::recognize_gemm_update,
+        required: false,
+    },
+    Pass {
+        name: "eliminate_common_subexpressions",
+        run: eliminate_common_subexpressions::eliminate_common_subexpressions,
+        required: false,
+    },
+    Pass {
+        name: "fuse_elementwise",
+        run: fuse_elementwise::fuse_elementwise,
+        required: false,
+    },
 ];
 
-/// Runs the passes in order: all of them, or with `optimize` off only the required ones.
+/// The passes that run: all of them, or with `optimize` off only the required ones.
+pub fn selected(optimize: bool) -> impl Iterator<Item = &'static Pass> {
+    PASSES.iter().filter(move |pass| optimize || pass.required)
+}
+
+/// Runs the selected passes in order.
 pub fn run(program: Program, optimize: bool) -> Program {
-    PASSES
-        .iter()
-        .filter(|pass| optimize || pass.required)
-        .fold(program, |program, pass| (pass.run)(program))
+    selected(optimize).fold(program, apply)
+}
+
+/// Runs one pass; in debug builds, checks the dialect it promises before and after.
+pub fn apply(program: Program, pass: &Pass) -> Program {
+    let check = |program: &Program, when: &str| {
+        let result = if pass.name == "make_reductions_explicit" && when == "before" {
+            invariants::is_einsum_notation(program)
+        } else {
+            invariants::is_reduction_notation(program)
+        };
+        if let Err(reason) = result {
+            panic!("tensor-dsl bug: IR {when} pass `{}`: {reason}", pass.name);
+        }
+    };
+    if cfg!(debug_assertions) {
+        check(&program, "before");
+    }
+    let program = (pass.run)(program);
+    if cfg!(debug_assertions) {
+        check(&program, "after");
+    }
+    program
 }

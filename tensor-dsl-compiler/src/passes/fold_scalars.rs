@@ -1,0 +1,123 @@
+//! Constant factors of a term → its scale (TiledArray's `ScalExpr`): literal arithmetic is
+//! folded (`2*(3*a)` → `6*a`, `1/2` → `0.5`), double negations cancel, and the literal and
+//! Rust-scalar factors of a term's product move out of its sum, so they are applied once per
+//! result element instead of once per summed element. Literals with a type suffix stay put,
+//! so rustc still checks their type.
+
+use crate::ir::{BinaryOp, Expr, Literal, Program, Scale, Term};
+
+pub fn fold_scalars(mut program: Program) -> Program {
+    for statement in &mut program.statements {
+        for term in statement.terms_mut() {
+            let folded = fold_term(term);
+            // A product of huge literals could overflow; such a term is left as written.
+            if folded.scale.coefficient.is_finite() {
+                *term = folded;
+            }
+        }
+    }
+    program
+}
+
+fn fold_term(term: &Term) -> Term {
+    let expr = fold_constants(term.expr.clone());
+    let mut scale = term.scale.clone();
+    let mut multipliers = Vec::new();
+    let mut divisors = Vec::new();
+    factor(expr, false, &mut scale, &mut multipliers, &mut divisors);
+    Term {
+        scale,
+        expr: rebuild(multipliers, divisors),
+        reduction: term.reduction.clone(),
+    }
+}
+
+/// Splits a product into constant factors (into `scale`) and the rest, keeping their order.
+fn factor(
+    expr: Expr,
+    divisor: bool,
+    scale: &mut Scale,
+    multipliers: &mut Vec<Expr>,
+    divisors: &mut Vec<Expr>,
+) {
+    match expr {
+        Expr::Binary(BinaryOp::Mul, left, right) if !divisor => {
+            factor(*left, false, scale, multipliers, divisors);
+            factor(*right, false, scale, multipliers, divisors);
+        }
+        Expr::Binary(BinaryOp::Div, left, right) if !divisor => {
+            factor(*left, false, scale, multipliers, divisors);
+            factor(*right, true, scale, multipliers, divisors);
+        }
+        Expr::Neg(operand) => {
+            scale.coefficient = -scale.coefficient;
+            factor(*operand, divisor, scale, multipliers, divisors);
+        }
+        Expr::Literal(literal) if literal.suffixed.is_none() && !(divisor && literal.value == 0.0) => {
+            if divisor {
+                scale.coefficient /= literal.value;
+            } else {
+                scale.coefficient *= literal.value;
+            }
+        }
+        Expr::Scalar(id) if !divisor => scale.scalars.push(id),
+        other if divisor => divisors.push(other),
+        other => multipliers.push(other),
+    }
+}
+
+/// The product `m₀ * m₁ * … / d₀ / d₁ …`, or `1` when nothing is left.
+fn rebuild(multipliers: Vec<Expr>, divisors: Vec<Expr>) -> Expr {
+    let mut factors = multipliers.into_iter();
+    let first = factors.next().unwrap_or_else(|| {
+        Expr::Literal(Literal {
+            value: 1.0,
+            suffixed: None,
+            span: proc_macro2::Span::call_site(),
+        })
+    });
+    let product = factors.fold(first, |product, factor| {
+        Expr::Binary(BinaryOp::Mul, Box::new(product), Box::new(factor))
+    });
+    divisors.into_iter().fold(product, |quotient, divisor| {
+        Expr::Binary(BinaryOp::Div, Box::new(quotient), Box::new(divisor))
+    })
+}
+
+/// Bottom-up constant folding: literal arithmetic and double negation, anywhere in the tree.
+fn fold_constants(expr: Expr) -> Expr {
+    match expr {
+        Expr::Neg(operand) => match fold_constants(*operand) {
+            Expr::Neg(inner) => *inner,
+            Expr::Literal(literal) if literal.suffixed.is_none() => Expr::Literal(Literal {
+                value: -literal.value,
+                ..literal
+            }),
+            operand => Expr::Neg(Box::new(operand)),
+        },
+        Expr::Binary(op, left, right) => {
+            let (left, right) = (fold_constants(*left), fold_constants(*right));
+            match (&left, &right) {
+                (Expr::Literal(a), Expr::Literal(b))
+                    if a.suffixed.is_none() && b.suffixed.is_none() =>
+                {
+                    let value = match op {
+                        BinaryOp::Add => a.value + b.value,
+                        BinaryOp::Sub => a.value - b.value,
+                        BinaryOp::Mul => a.value * b.value,
+                        BinaryOp::Div => a.value / b.value,
+                    };
+                    if value.is_finite() {
+                        return Expr::Literal(Literal { value, ..a.clone() });
+                    }
+                }
+                _ => {}
+            }
+            Expr::Binary(op, Box::new(left), Box::new(right))
+        }
+        Expr::Call(function, args) => {
+            Expr::Call(function, args.into_iter().map(fold_constants).collect())
+        }
+        leaf @ (Expr::Access(_) | Expr::Literal(_) | Expr::Scalar(_)) => leaf,
+    }
+}
