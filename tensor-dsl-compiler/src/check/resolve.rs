@@ -230,6 +230,7 @@ impl Resolver<'_> {
                         });
                         ir::Access {
                             tensor,
+                            name: "{..}".to_owned(),
                             slots: self.slots(indices, scope),
                             text,
                             span: brace.span.open(),
@@ -379,6 +380,7 @@ impl Resolver<'_> {
         };
         ir::Access {
             tensor,
+            name: place.text.clone(),
             slots: self.slots(indices, scope),
             text,
             span: place.span,

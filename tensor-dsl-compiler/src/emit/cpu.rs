@@ -9,12 +9,18 @@ use quote::quote_spanned;
 
 use super::checks::position_expr;
 use super::{hidden, hidden_numbered, private, tensor_expr};
-use crate::ir::{AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId};
+use crate::ir::{
+    AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId,
+};
 use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 
 type Extents = HashMap<(usize, String), Ident>;
 
-pub fn emit_statement(plan: &Plan, statement_plan: &StatementPlan, extents: &Extents) -> TokenStream {
+pub fn emit_statement(
+    plan: &Plan,
+    statement_plan: &StatementPlan,
+    extents: &Extents,
+) -> TokenStream {
     let p = private();
     let index = statement_plan.statement;
     let statement = &plan.program.statements[index];

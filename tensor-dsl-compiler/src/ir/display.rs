@@ -30,8 +30,7 @@ impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Expr::Access(access) => {
-                let name = access.text.split('[').next().unwrap_or_default();
-                f.write_str(name)?;
+                f.write_str(&access.name)?;
                 write_slots(f, &access.slots)
             }
             Expr::Literal(literal) => write!(f, "{}", literal.value),
@@ -69,39 +68,51 @@ impl fmt::Display for Expr {
 
 impl fmt::Display for Scale {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.coefficient)?;
-        for id in &self.scalars {
-            write!(f, "*${id}")?;
+        let mut factors: Vec<String> = self.scalars.iter().map(|id| format!("${id}")).collect();
+        if self.coefficient != 1.0 || factors.is_empty() {
+            factors.insert(0, self.coefficient.to_string());
         }
-        Ok(())
+        f.write_str(&factors.join("*"))
     }
 }
 
 impl Term {
-    /// The term without its sum sign: `2*a[i,k]*b[k,j]`, as written inside a loop nest.
-    pub fn summand(&self) -> String {
-        // The sign is printed by the enclosing sum; a magnitude of one is left implicit.
+    /// The magnitude of the term's scale as a prefix (`2*`, `$0*`), or nothing for one; the
+    /// sign is printed by the enclosing sum.
+    fn scale_prefix(&self) -> String {
         let magnitude = Scale {
             coefficient: self.scale.coefficient.abs(),
             scalars: self.scale.scalars.clone(),
         };
         if magnitude.is_one() {
-            self.expr.to_string()
+            String::new()
         } else {
-            format!("{magnitude}*{}", self.expr)
+            format!("{magnitude}*")
         }
+    }
+
+    /// The term without its sum sign: `2*a[i,k]*b[k,j]`, as written inside a loop nest.
+    pub fn summand(&self) -> String {
+        format!("{}{}", self.scale_prefix(), self.expr)
     }
 }
 
 impl fmt::Display for Term {
+    /// `2*Σk (a[i,k]*b[k,j])`: the scale outside the sum, as it is evaluated.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(reduction) = &self.reduction {
-            if !reduction.is_empty() {
+        match &self.reduction {
+            Some(reduction) if !reduction.is_empty() => {
                 let names: Vec<&str> = reduction.iter().map(|var| var.name.as_str()).collect();
-                write!(f, "Σ{} ", names.join(","))?;
+                write!(
+                    f,
+                    "{}Σ{} ({})",
+                    self.scale_prefix(),
+                    names.join(","),
+                    self.expr
+                )
             }
+            _ => f.write_str(&self.summand()),
         }
-        f.write_str(&self.summand())
     }
 }
 
@@ -129,7 +140,7 @@ impl Statement {
     pub fn target_text(&self) -> String {
         let name = match &self.target {
             Target::NewTensor { name, .. } | Target::NewScalar { name, .. } => name.to_string(),
-            Target::Tensor { access } => access.text.split('[').next().unwrap_or_default().to_owned(),
+            Target::Tensor { access } => access.name.clone(),
             Target::Scalar { place, .. } => place.to_string().replace(' ', ""),
         };
         if self.lhs.is_empty() {

@@ -25,7 +25,9 @@ pub fn is_reduction_notation(program: &Program) -> Result<(), String> {
         let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
         for term in statement.terms() {
             let Some(reduction) = &term.reduction else {
-                return Err(format!("`{term}` in `{statement}` has no explicit reduction"));
+                return Err(format!(
+                    "`{term}` in `{statement}` has no explicit reduction"
+                ));
             };
             let expected: Vec<IndexVar> = term
                 .expr
@@ -34,7 +36,9 @@ pub fn is_reduction_notation(program: &Program) -> Result<(), String> {
                 .filter(|var| !lhs.contains(&var))
                 .collect();
             if *reduction != expected {
-                return Err(format!("`{term}` in `{statement}` sums over the wrong indices"));
+                return Err(format!(
+                    "`{term}` in `{statement}` sums over the wrong indices"
+                ));
             }
         }
     }
@@ -49,16 +53,30 @@ fn common(program: &Program) -> Result<(), String> {
             return Err(format!("statement {index} has an empty update"));
         }
         let vars: Vec<&IndexVar> = statement.lhs_vars().collect();
-        if vars.iter().enumerate().any(|(k, var)| vars[..k].contains(var)) {
+        if vars
+            .iter()
+            .enumerate()
+            .any(|(k, var)| vars[..k].contains(var))
+        {
             return Err(format!("`{statement}` repeats a left-hand index"));
         }
         if let Target::NewTensor { tensor, .. } = &statement.target {
-            if statement.lhs.iter().any(|slot| matches!(slot, Slot::Fixed(_))) {
-                return Err(format!("`{statement}` makes a tensor with a fixed position"));
+            if statement
+                .lhs
+                .iter()
+                .any(|slot| matches!(slot, Slot::Fixed(_)))
+            {
+                return Err(format!(
+                    "`{statement}` makes a tensor with a fixed position"
+                ));
             }
             match program.tensors.get(*tensor).map(|t| &t.origin) {
                 Some(super::TensorOrigin::Let { statement: s, .. }) if *s == index => {}
-                _ => return Err(format!("`{statement}` makes a tensor that names another statement")),
+                _ => {
+                    return Err(format!(
+                        "`{statement}` makes a tensor that names another statement"
+                    ))
+                }
             }
         }
         for term in statement.terms() {

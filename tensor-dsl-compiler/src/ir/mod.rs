@@ -59,9 +59,9 @@ impl Program {
                 statement: at,
                 name: name.clone(),
             },
-            name: format!("tmp{tensor}"),
+            name: name.to_string(),
             rank,
-            first_access: format!("tmp{tensor}"),
+            first_access: name.to_string(),
         });
         self.statements.insert(at, make(tensor, name));
         tensor
@@ -126,6 +126,8 @@ pub enum Position {
 #[derive(Clone, Debug)]
 pub struct Access {
     pub tensor: TensorId,
+    /// The tensor's name as written (`a`, `self.w`, `{..}`) or a temporary's.
+    pub name: String,
     pub slots: Vec<Slot>,
     /// The access as written, for run-time messages.
     pub text: String,
@@ -326,7 +328,9 @@ impl Statement {
 
     /// The operator the statement was written with.
     pub fn op(&self) -> AssignOp {
-        self.updates.first().map_or(AssignOp::Assign, |update| update.op)
+        self.updates
+            .first()
+            .map_or(AssignOp::Assign, |update| update.op)
     }
 
     /// The tensor the statement writes, if it writes an existing one or makes one.

@@ -83,7 +83,9 @@ pub fn is_loop_notation(plan: &Plan) -> Result<(), String> {
         };
         for (k, step) in statement_plan.steps.iter().enumerate() {
             if step.reduction.iter().any(|var| lhs.contains(&var)) {
-                return Err(format!("a step of `{statement}` sums over a left-hand index"));
+                return Err(format!(
+                    "a step of `{statement}` sums over a left-hand index"
+                ));
             }
             for term in &step.terms {
                 let unbound = term

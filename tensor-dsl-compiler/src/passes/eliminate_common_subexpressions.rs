@@ -122,12 +122,15 @@ fn find_duplicate(program: &Program) -> Option<Duplicate> {
 fn written_between(program: &Program, first: Location, second: Location) -> bool {
     let term = &program.statements[first.0].updates[first.1].terms[first.2];
     let mut read: Vec<TensorId> = Vec::new();
-    term.expr.visit_accesses(&mut |access| read.push(access.tensor));
+    term.expr
+        .visit_accesses(&mut |access| read.push(access.tensor));
     first.0 == second.0
-        || program.statements[first.0..second.0].iter().any(|statement| match &statement.target {
-            Target::Tensor { access } => read.contains(&access.tensor),
-            _ => false,
-        })
+        || program.statements[first.0..second.0]
+            .iter()
+            .any(|statement| match &statement.target {
+                Target::Tensor { access } => read.contains(&access.tensor),
+                _ => false,
+            })
 }
 
 fn share(program: &mut Program, duplicate: Duplicate) {
@@ -196,7 +199,8 @@ fn free_vars(term: &Term) -> Vec<IndexVar> {
 
 /// Replaces the term at `location` by its scale times a point-wise read of `tensor`.
 fn replace_with_read(program: &mut Program, (s, u, t): Location, tensor: TensorId) {
-    let text = format!("{}[..]", program.tensors[tensor].name);
+    let name = program.tensors[tensor].name.clone();
+    let text = format!("{name}[..]");
     let statement_span = program.statements[s].span;
     let term = &mut program.statements[s].updates[u].terms[t];
     let free = free_vars(term);
@@ -206,9 +210,40 @@ fn replace_with_read(program: &mut Program, (s, u, t): Location, tensor: TensorI
     };
     term.expr = Expr::Access(Access {
         tensor,
+        name,
         slots: free.into_iter().map(Slot::Var).collect(),
         text,
         span,
     });
     term.reduction = Some(Vec::new());
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn a_later_term_reads_an_earlier_let() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let x[i] = a[i, j] * b[j]; let y[p] = 2 * a[p, q] * b[q] + 1; },
+            "eliminate_common_subexpressions"
+        ));
+    }
+
+    #[test]
+    fn shared_sums_get_one_temporary() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let s[i] = a[i, j] * b[j] + 1; let t[i] = 3 * a[i, j] * b[j] - c[i]; },
+            "eliminate_common_subexpressions"
+        ));
+    }
+
+    #[test]
+    fn writes_in_between_and_scalars_block_sharing() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let s[i] = a[i, j] * b[j] + 1; a[i, j] += 1; let t[i] = a[i, j] * b[j] + 1; let u[i] = {w} * c[i, j] + 1; let v[i] = {w} * c[i, j] + 1; },
+            "eliminate_common_subexpressions"
+        ));
+    }
 }

@@ -53,7 +53,9 @@ fn factor(
             scale.coefficient = -scale.coefficient;
             factor(*operand, divisor, scale, multipliers, divisors);
         }
-        Expr::Literal(literal) if literal.suffixed.is_none() && !(divisor && literal.value == 0.0) => {
+        Expr::Literal(literal)
+            if literal.suffixed.is_none() && !(divisor && literal.value == 0.0) =>
+        {
             if divisor {
                 scale.coefficient /= literal.value;
             } else {
@@ -119,5 +121,27 @@ fn fold_constants(expr: Expr) -> Expr {
             Expr::Call(function, args.into_iter().map(fold_constants).collect())
         }
         leaf @ (Expr::Access(_) | Expr::Literal(_) | Expr::Scalar(_)) => leaf,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn literals_double_negation_and_scalars_leave_the_sum() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let c[i, j] = 2 * (3 * a[i, k]) * alpha * b[k, j] / 4 - -(1 / 2) * --d[i, j] + exp(-(-a[i, j])); },
+            "fold_scalars"
+        ));
+    }
+
+    #[test]
+    fn suffixed_literals_and_scalar_divisors_stay() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let c[i] = 2.0f32 * a[i] / beta + 1 / 0 * a[i]; },
+            "fold_scalars"
+        ));
     }
 }

@@ -50,5 +50,22 @@ fn can_fuse(first: &Statement, second: &Statement) -> bool {
         && second_is_pointwise_update
         && !second_reads_target
         && second.scalars.is_empty()
-        && matches!(first.target, Target::Tensor { .. } | Target::NewTensor { .. })
+        && matches!(
+            first.target,
+            Target::Tensor { .. } | Target::NewTensor { .. }
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn consecutive_updates_of_one_target() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let mut c[i] = a[i] + 1; c[i] += b[i]; c[i] -= 2 * d[i]; e[i] = a[i]; e[i] += e[i]; },
+            "fuse_elementwise"
+        ));
+    }
 }

@@ -5,7 +5,7 @@
 //! `lower` may evaluate in place.
 
 use crate::ir::{
-    Access, AssignOp, Expr, Program, Scale, Slot, Statement, Target, Term, TensorId, Update,
+    Access, AssignOp, Expr, Program, Scale, Slot, Statement, Target, TensorId, Term, Update,
 };
 
 pub fn introduce_temporaries(mut program: Program) -> Program {
@@ -31,8 +31,7 @@ pub(super) fn reads_only_in_place(statement: &Statement, target: TensorId) -> bo
     statement.terms().all(|term| {
         let mut in_place = true;
         term.expr.visit_accesses(&mut |access| {
-            if access.tensor == target && !(term.is_pointwise() && access.slots == statement.lhs)
-            {
+            if access.tensor == target && !(term.is_pointwise() && access.slots == statement.lhs) {
                 in_place = false;
             }
         });
@@ -54,7 +53,11 @@ fn split_off_right_hand_side(program: &mut Program, index: usize) {
     // first update sets it, the others add (a `-=` statement subtracts only in the copy).
     let mut updates = std::mem::take(&mut statement.updates);
     for (k, update) in updates.iter_mut().enumerate() {
-        update.op = if k == 0 { AssignOp::Assign } else { AssignOp::Add };
+        update.op = if k == 0 {
+            AssignOp::Assign
+        } else {
+            AssignOp::Add
+        };
     }
     let scalars = std::mem::take(&mut statement.scalars);
     let rank = lhs_vars.len();
@@ -74,6 +77,7 @@ fn split_off_right_hand_side(program: &mut Program, index: usize) {
         scale: Scale::one(),
         expr: Expr::Access(Access {
             tensor,
+            name: program.tensors[tensor].name.clone(),
             text,
             slots: lhs_vars,
             span,
@@ -85,4 +89,26 @@ fn split_off_right_hand_side(program: &mut Program, index: usize) {
         beta: None,
         terms: vec![copy],
     }];
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn transposed_and_contracted_self_reads() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { c[i, j] = c[j, i]; d[i, j] -= a[i, k] * d[k, j] + 2 * d[i, j]; },
+            "introduce_temporaries"
+        ));
+    }
+
+    #[test]
+    fn point_wise_self_reads_stay_in_place() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { c[i, j] = 2 * c[i, j] + a[i, k] * b[k, j] - c[i, j] / 4; },
+            "introduce_temporaries"
+        ));
+    }
 }

@@ -21,35 +21,26 @@ pub fn make_reductions_explicit(mut program: Program) -> Program {
 
 #[cfg(test)]
 mod tests {
-    use crate::compile::front_end;
+    use crate::passes::before_and_after;
     use quote::quote;
-
-    fn reduction_notation(input: proc_macro2::TokenStream) -> Vec<String> {
-        let program = super::make_reductions_explicit(front_end(input).expect("valid input"));
-        program.statements.iter().map(ToString::to_string).collect()
-    }
 
     #[test]
     fn sums_every_index_missing_from_the_left() {
-        assert_eq!(
-            reduction_notation(quote! {
+        insta::assert_snapshot!(before_and_after(
+            quote! {
                 let c[i, j] = a[i, k, l] * b[k, j, l];
                 d[i] += 2.0 * c[i, j] - e[i, i];
                 let s = c[i, j] * c[i, j];
-            }),
-            [
-                "let c[i,j] = Σk,l a[i,k,l]*b[k,j,l]",
-                "d[i] += Σj 2*c[i,j] - e[i,i]",
-                "let s = Σi,j c[i,j]*c[i,j]",
-            ]
-        );
+            },
+            "make_reductions_explicit"
+        ));
     }
 
     #[test]
     fn functions_and_divisors_stay_inside_the_sum() {
-        assert_eq!(
-            reduction_notation(quote! { s[i] = exp(a[i, j] + b[i]) / w[j] + 1; }),
-            ["s[i] = Σj exp((a[i,j] + b[i]))/w[j] + 1"]
-        );
+        insta::assert_snapshot!(before_and_after(
+            quote! { s[i] = exp(a[i, j] + b[i]) / w[j] + 1; },
+            "make_reductions_explicit"
+        ));
     }
 }

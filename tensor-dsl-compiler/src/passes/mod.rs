@@ -97,3 +97,30 @@ pub fn apply(program: Program, pass: &Pass) -> Program {
     }
     program
 }
+
+/// Snapshot text for one pass: the block's IR before and after it, one statement per line.
+#[cfg(test)]
+pub(crate) fn before_and_after(input: proc_macro2::TokenStream, pass: &str) -> String {
+    let config = crate::Config {
+        flavor: crate::Flavor::Panic,
+        optimize: true,
+    };
+    let trace = crate::trace(input, config).expect("valid input");
+    let position = trace
+        .stages
+        .iter()
+        .position(|(name, _)| *name == pass)
+        .expect("a pass of that name");
+    let show = |program: &Program| -> String {
+        program
+            .statements
+            .iter()
+            .map(|statement| format!("  {statement}\n"))
+            .collect()
+    };
+    format!(
+        "before:\n{}after:\n{}",
+        show(&trace.stages[position - 1].1),
+        show(&trace.stages[position].1)
+    )
+}

@@ -14,3 +14,17 @@ pub fn move_products_right(mut program: Program) -> Program {
     }
     program
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn products_after_point_wise_terms() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { r[i, j] = a[i, j] + b[i, k] * c[k, j] + d[i, j] - e[i, l] * f[l, j] + g[i, j]; },
+            "move_products_right"
+        ));
+    }
+}

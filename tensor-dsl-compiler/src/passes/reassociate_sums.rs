@@ -14,8 +14,10 @@ pub fn reassociate_sums(mut program: Program) -> Program {
 }
 
 fn split(update: Update) -> Vec<Update> {
-    let (pointwise, summing): (Vec<_>, Vec<_>) =
-        update.terms.into_iter().partition(|term| term.is_pointwise());
+    let (pointwise, summing): (Vec<_>, Vec<_>) = update
+        .terms
+        .into_iter()
+        .partition(|term| term.is_pointwise());
     let mut updates = Vec::new();
     if !pointwise.is_empty() {
         updates.push(Update {
@@ -42,4 +44,26 @@ fn split(update: Update) -> Vec<Update> {
         });
     }
     updates
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn eigen_example_runs_without_a_temporary() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { r[i, j] = a[i, j] + b[i, k] * c[k, j] + d[i, j] + e[i, j]; },
+            "reassociate_sums"
+        ));
+    }
+
+    #[test]
+    fn subtracting_and_scalar_statements() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { r[i] -= a[i] + b[i, k] * x[k] + c[i, k] * x[k]; s += x[k] * x[k] + 1; },
+            "reassociate_sums"
+        ));
+    }
 }

@@ -49,3 +49,24 @@ fn reads(expr: &Expr, tensor: usize) -> bool {
     found
 }
 
+#[cfg(test)]
+mod tests {
+    use crate::passes::before_and_after;
+    use quote::quote;
+
+    #[test]
+    fn gemm_update_with_alpha_and_beta() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { c[i, j] = beta * c[i, j] + alpha * a[i, k] * b[k, j]; },
+            "recognize_gemm_update"
+        ));
+    }
+
+    #[test]
+    fn beta_one_is_an_accumulation() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { c[i, j] = c[i, j] + a[i, k] * b[k, j]; d[i, j] = 2 * d[i, j] + 3 * e[i, j]; },
+            "recognize_gemm_update"
+        ));
+    }
+}
