@@ -5,6 +5,10 @@
 //! Each step names its kernel (`Kernel`); today every step is a fused loop nest, and a GEMM
 //! call or a device kernel becomes another variant without changing the plan's shape.
 
+mod cost;
+
+pub use cost::{cost, Cost};
+
 use crate::ir::display::write_sum;
 use crate::ir::{AssignOp, IndexVar, Program, Scale, Term, Update};
 

@@ -23,7 +23,7 @@ pub struct LetStatement {
     pub mutability: Option<token::Mut>,
     pub name: syn::Ident,
     pub indices: Option<IndexList>,
-    pub ty: Option<syn::Type>,
+    pub ty: Option<Box<syn::Type>>,
     pub value: Expr,
 }
 

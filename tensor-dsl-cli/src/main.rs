@@ -1,0 +1,239 @@
+//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize]`: the tensor! compiler's
+//! work on a block, stage by stage — the checked IR, the IR after each pass, the plan of each
+//! statement in loop notation, the generated Rust, and with extents its FLOPs and temporaries.
+//! Errors print as the macro reports them, with a caret under the offending tokens.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use proc_macro2::TokenStream;
+use tensor_dsl_compiler::{lower, trace, Config, Flavor};
+
+const USAGE: &str = "\
+usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize]
+
+Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
+each statement, and the generated Rust. With --extent for every index, also the FLOP count
+and the memory of temporaries.
+
+example: tensor-dsl explain 'let c[i, j] = a[i, k, l] * b[k, j, l];' --extent i=256 \\
+             --extent j=256 --extent k=64 --extent l=32";
+
+struct Options {
+    source: String,
+    extents: HashMap<String, usize>,
+    optimize: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut args = args.iter();
+    match args.next().map(String::as_str) {
+        Some("explain") => {}
+        Some(other) => return Err(format!("unknown command `{other}`")),
+        None => return Err("missing command".to_owned()),
+    }
+    let mut options = Options {
+        source: String::new(),
+        extents: HashMap::new(),
+        optimize: true,
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--no-optimize" => options.optimize = false,
+            "--extent" => {
+                let value = args.next().ok_or("`--extent` needs INDEX=N")?;
+                let (index, extent) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("`--extent {value}`: expected INDEX=N"))?;
+                let extent = extent
+                    .parse()
+                    .map_err(|_| format!("`--extent {value}`: `{extent}` is not a size"))?;
+                options.extents.insert(index.trim().to_owned(), extent);
+            }
+            "-h" | "--help" => return Err(String::new()),
+            source if options.source.is_empty() => options.source = source.to_owned(),
+            other => return Err(format!("unexpected argument `{other}`")),
+        }
+    }
+    if options.source.is_empty() {
+        return Err("missing the statements to explain".to_owned());
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let options = match parse_args(&args) {
+        Ok(options) => options,
+        Err(message) => {
+            if !message.is_empty() {
+                eprintln!("error: {message}\n");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match explain(&options) {
+        Ok(report) => {
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(report) => {
+            eprint!("{report}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The whole report, or the rendered errors.
+fn explain(options: &Options) -> Result<String, String> {
+    let tokens: TokenStream = options
+        .source
+        .parse()
+        .map_err(|error: proc_macro2::LexError| {
+            render(&options.source, error.span(), &error.to_string())
+        })?;
+    let config = Config {
+        flavor: Flavor::Panic,
+        optimize: options.optimize,
+    };
+    let trace = trace(tokens, config).map_err(|error| {
+        error
+            .into_iter()
+            .map(|error| render(&options.source, error.span(), &error.to_string()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    let mut out = String::new();
+    for (stage, program) in &trace.stages {
+        let heading = if *stage == "check" {
+            "parsed and checked (einsum notation)".to_owned()
+        } else {
+            format!("after {stage}")
+        };
+        out.push_str(&format!("{heading}:\n"));
+        for statement in &program.statements {
+            out.push_str(&format!("  {statement}\n"));
+        }
+    }
+    out.push_str("\nplan:\n");
+    for statement_plan in &trace.plan.statements {
+        for line in statement_plan.describe(&trace.plan.program) {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    if !options.extents.is_empty() {
+        let cost = lower::cost(&trace.plan, &options.extents);
+        out.push_str("\ncost:\n");
+        if !cost.unknown.is_empty() {
+            out.push_str(&format!(
+                "  (left out: no --extent for {})\n",
+                cost.unknown.join(", ")
+            ));
+        }
+        out.push_str(&format!("  {} FLOP\n", cost.flops));
+        out.push_str(&format!(
+            "  temporaries: {} elements ({} bytes as f32, {} as f64)\n",
+            cost.temporary_elements,
+            cost.temporary_elements * 4,
+            cost.temporary_elements * 8
+        ));
+    }
+    out.push_str("\ngenerated Rust:\n");
+    let rust = &trace.rust;
+    let file: syn::File = syn::parse2(quote_fn(rust.clone()))
+        .map_err(|error| format!("internal error: the expansion is not valid Rust: {error}\n"))?;
+    out.push_str(&prettyplease::unparse(&file));
+    Ok(out)
+}
+
+/// The expansion as the body of a function, so it pretty-prints as a file.
+fn quote_fn(body: TokenStream) -> TokenStream {
+    let mut tokens: TokenStream = "fn expansion()".parse().expect("valid tokens");
+    tokens.extend(std::iter::once(proc_macro2::TokenTree::Group(
+        proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body),
+    )));
+    tokens
+}
+
+/// `error: message` with the source line and a caret under the span, as rustc prints it.
+fn render(source: &str, span: proc_macro2::Span, message: &str) -> String {
+    let (start, end) = (span.start(), span.end());
+    let Some(line) = source.lines().nth(start.line.saturating_sub(1)) else {
+        return format!("error: {message}\n");
+    };
+    let width = if end.line == start.line {
+        end.column.saturating_sub(start.column).max(1)
+    } else {
+        line.chars().count().saturating_sub(start.column).max(1)
+    };
+    let number = start.line.to_string();
+    let pad = " ".repeat(number.len());
+    format!(
+        "error: {message}\n{pad}--> <input>:{}:{}\n{pad} |\n{number} | {line}\n{pad} | {}{}\n",
+        start.line,
+        start.column + 1,
+        " ".repeat(start.column),
+        "^".repeat(width)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(source: &str, extents: &[(&str, usize)]) -> Options {
+        Options {
+            source: source.to_owned(),
+            extents: extents.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
+            optimize: true,
+        }
+    }
+
+    #[test]
+    fn explains_the_seed_statement() {
+        let report = explain(&options(
+            "let c[i, j] = a[i, k, l] * b[k, j, l];",
+            &[("i", 256), ("j", 256), ("k", 64), ("l", 32)],
+        ))
+        .expect("valid input");
+        assert!(
+            report.contains("let c[i,j] = Σk,l (a[i,k,l]*b[k,j,l])"),
+            "{report}"
+        );
+        assert!(
+            report.contains("∀i ∀j ∀k ∀l c[i,j] += a[i,k,l]*b[k,j,l]"),
+            "{report}"
+        );
+        assert!(
+            report.contains(&format!("{} FLOP", 2u64 * 256 * 256 * 64 * 32)),
+            "{report}"
+        );
+        assert!(report.contains("fn expansion()"), "{report}");
+    }
+
+    #[test]
+    fn errors_have_a_caret_under_the_token() {
+        let error = explain(&options("c[i, i] = a[i];", &[])).unwrap_err();
+        assert_eq!(
+            error,
+            "error: index `i` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here\n \
+             --> <input>:1:6\n  |\n1 | c[i, i] = a[i];\n  |      ^\n"
+        );
+    }
+
+    #[test]
+    fn arguments() {
+        let args: Vec<String> = ["explain", "s = x[i];", "--extent", "i=3", "--no-optimize"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let parsed = parse_args(&args).expect("valid arguments");
+        assert_eq!(parsed.extents["i"], 3);
+        assert!(!parsed.optimize);
+        assert!(parse_args(&args[..1]).is_err());
+        assert!(
+            parse_args(&["explain".into(), "x".into(), "--extent".into(), "i".into()]).is_err()
+        );
+    }
+}
