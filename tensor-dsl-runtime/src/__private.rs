@@ -1,6 +1,8 @@
 //! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
 
-pub use crate::access::{Access, Operand, TargetAccess, TargetOwned, TargetShared, Witness};
+pub use crate::access::{
+    Access, Dynamic, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
+};
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
