@@ -86,3 +86,27 @@ fn scalar_target_read_on_its_right_hand_side() {
     let expected = 2.0 * sum_over(&[6], |r| at(&x, r).powi(2)) + 2.0;
     common::assert_close_scalar(s, expected, 1e-12);
 }
+
+#[test]
+fn temporary_of_a_right_hand_side_that_broadcasts_a_left_hand_index() {
+    let a = data::<f64>(&[4], 0);
+    let before = data::<f64>(&[3, 4], 1);
+    let mut c = before.clone();
+    // `i` occurs only on the left: the temporary holds `Σk c[k, k]... + a[j]` along `j` alone.
+    let mut square = data::<f64>(&[4, 4], 2);
+    let square_before = square.clone();
+    tensor! {
+        square[i, j] = square[k, k] + a[j];
+        c[i, j] += 2 * c[0, j];
+    }
+    let trace = sum_over(&[4], |r| at(&square_before, &[r[0], r[0]]));
+    assert_close(
+        &square,
+        &reference(&[4, 4], |ix| trace + at(&a, &[ix[1]])),
+        1e-12,
+    );
+    let expected = reference(&[3, 4], |ix| {
+        at(&before, ix) + 2.0 * at(&before, &[0, ix[1]])
+    });
+    assert_close(&c, &expected, 1e-12);
+}

@@ -5,7 +5,8 @@
 //! `lower` may evaluate in place.
 
 use crate::ir::{
-    Access, AssignOp, Expr, Program, Scale, Slot, Statement, Target, TensorId, Term, Update,
+    Access, AssignOp, Expr, IndexVar, Program, Scale, Slot, Statement, Target, TensorId, Term,
+    Update,
 };
 
 pub fn introduce_temporaries(mut program: Program) -> Program {
@@ -41,7 +42,18 @@ pub(super) fn reads_only_in_place(statement: &Statement, target: TensorId) -> bo
 
 fn split_off_right_hand_side(program: &mut Program, index: usize) {
     let statement = &mut program.statements[index];
-    let lhs_vars: Vec<Slot> = statement.lhs_vars().cloned().map(Slot::Var).collect();
+    // The temporary has an axis for each left-hand index the right-hand side uses; the others
+    // are broadcast by the copy (and a `let` could not know their extents).
+    let used: Vec<IndexVar> = statement
+        .terms()
+        .flat_map(|term| term.expr.vars())
+        .collect();
+    let lhs_vars: Vec<Slot> = statement
+        .lhs_vars()
+        .filter(|var| used.contains(var))
+        .cloned()
+        .map(Slot::Var)
+        .collect();
     let op = statement.op();
     let span = statement.span;
     // Run-time messages name the temporary by what it holds.
