@@ -117,3 +117,73 @@ fn operands_as_references_and_fields() {
     });
     assert_close(&y, &expected, 1e-12);
 }
+
+/// Shapes large enough for the GEMM path (more than 32³ multiply-adds per call), with strided,
+/// transposed, sliced and diagonal operands, batches, and every way of writing the target.
+#[test]
+fn gemm_sized_contractions_over_strided_views() {
+    let (m, n, k) = (37, 29, 41);
+    let a = data::<f64>(&[k, m], 0); // used transposed
+    let b_wide = data::<f64>(&[k, n + 6], 1); // used sliced
+    let a_t = a.view().permuted_axes(&[1, 0]);
+    let b = b_wide.view().slice_axis(1, 3..3 + n);
+    let before = data::<f64>(&[m, n], 2);
+    let product =
+        |i: usize, j: usize| sum_over(&[k], |r| at(&a, &[r[0], i]) * at(&b_wide, &[r[0], j + 3]));
+
+    let mut c = before.clone();
+    let beta = 0.25;
+    tensor! { c[i, j] = beta * c[i, j] - 2 * a_t[i, p] * b[p, j]; }
+    assert_close(
+        &c,
+        &reference(&[m, n], |ix| {
+            0.25 * at(&before, ix) - 2.0 * product(ix[0], ix[1])
+        }),
+        1e-12,
+    );
+
+    // Into a transposed view of the target, accumulating.
+    let mut storage = before.clone();
+    let mut target = storage.view_mut().permuted_axes(&[1, 0]);
+    tensor! { target[j, i] += a_t[i, p] * b[p, j]; }
+    drop(target);
+    assert_close(
+        &storage,
+        &reference(&[m, n], |ix| at(&before, ix) + product(ix[0], ix[1])),
+        1e-12,
+    );
+
+    // Batched, with the batch index in different positions, and a diagonal operand.
+    let x = data::<f32>(&[3, 40, 35], 3);
+    let y = data::<f32>(&[35, 3, 33], 4);
+    tensor! { let z[i, bt, j] = x[bt, i, p] * y[p, bt, j]; }
+    let expected = reference(&[40, 3, 33], |ix| {
+        sum_over(&[35], |r| {
+            at(&x, &[ix[1], ix[0], r[0]]) * at(&y, &[r[0], ix[1], ix[2]])
+        })
+    });
+    assert_close(&z, &expected, 1e-5);
+    let d = data::<f64>(&[40, 40, 50], 5);
+    let e = data::<f64>(&[50, 45], 6);
+    tensor! { let f[i, j] = d[i, i, p] * e[p, j]; }
+    let expected = reference(&[40, 45], |ix| {
+        sum_over(&[50], |r| {
+            at(&d, &[ix[0], ix[0], r[0]]) * at(&e, &[r[0], ix[1]])
+        })
+    });
+    assert_close(&f, &expected, 1e-12);
+}
+
+#[test]
+fn seed_contraction_at_gemm_size() {
+    let (ni, nj, nk, nl) = (48, 40, 24, 10);
+    let a = data::<f32>(&[ni, nk, nl], 0);
+    let b = data::<f32>(&[nk, nj, nl], 1);
+    tensor! { let c[i, j] = a[i, k, l] * b[k, j, l]; }
+    let expected = reference(&[ni, nj], |ix| {
+        sum_over(&[nk, nl], |r| {
+            at(&a, &[ix[0], r[0], r[1]]) * at(&b, &[r[0], ix[1], r[1]])
+        })
+    });
+    assert_close(&c, &expected, 1e-5);
+}

@@ -6,6 +6,7 @@ pub use crate::access::{
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
+pub use crate::gemm::{contract, Role};
 pub use crate::kernel::{evaluate, Axis, Mode};
 pub use crate::tensor::Tensor;
 

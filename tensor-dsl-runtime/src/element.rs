@@ -45,10 +45,30 @@ pub trait Element:
     fn max(self, other: Self) -> Self;
     fn min(self, other: Self) -> Self;
     fn powi(self, exponent: i32) -> Self;
+
+    /// `C ← α A B + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n` matrix C
+    /// given by row and column strides in elements (matrixmultiply's `sgemm`/`dgemm`). With
+    /// β = 0, C is not read.
+    ///
+    /// # Safety
+    /// Every element the strides address must be valid: A and B for reads, C for reads and
+    /// writes, and C's elements distinct and overlapping neither A nor B.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: Self,
+        a: (*const Self, isize, isize),
+        b: (*const Self, isize, isize),
+        beta: Self,
+        c: (*mut Self, isize, isize),
+    );
 }
 
 macro_rules! impl_element {
-    ($($t:ident)*) => {$(
+    ($($t:ident $gemm:ident)*) => {$(
         impl sealed::Sealed for $t {}
 
         impl Element for $t {
@@ -101,8 +121,23 @@ macro_rules! impl_element {
             fn powi(self, exponent: i32) -> Self {
                 $t::powi(self, exponent)
             }
+            unsafe fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                alpha: Self,
+                (a, rsa, csa): (*const Self, isize, isize),
+                (b, rsb, csb): (*const Self, isize, isize),
+                beta: Self,
+                (c, rsc, csc): (*mut Self, isize, isize),
+            ) {
+                // SAFETY: forwarded from this function's contract.
+                unsafe {
+                    matrixmultiply::$gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
+                }
+            }
         }
     )*};
 }
 
-impl_element!(f32 f64);
+impl_element!(f32 sgemm f64 dgemm);

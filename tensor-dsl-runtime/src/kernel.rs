@@ -31,9 +31,9 @@ pub enum Mode<T> {
 ///
 /// A loop variable used on several axes (`a[i, i]`) gets the sum of their strides.
 pub struct Bound<'a, T, const L: usize> {
-    data: *const T,
-    base: isize,
-    strides: [isize; L],
+    pub(crate) data: *const T,
+    pub(crate) base: isize,
+    pub(crate) strides: [isize; L],
     _borrow: PhantomData<&'a T>,
 }
 
@@ -108,9 +108,9 @@ impl<'a, T> Access<'a, T> {
 
 /// A target bound to a loop nest (see [`Bound`]); loop variables past `n_out` have stride 0.
 pub struct BoundTarget<'a, T, const L: usize> {
-    data: *mut T,
-    base: isize,
-    strides: [isize; L],
+    pub(crate) data: *mut T,
+    pub(crate) base: isize,
+    pub(crate) strides: [isize; L],
     _borrow: PhantomData<&'a std::cell::Cell<T>>,
 }
 

@@ -17,6 +17,7 @@ mod access;
 mod check;
 mod element;
 mod error;
+mod gemm;
 mod kernel;
 mod shape;
 mod tensor;

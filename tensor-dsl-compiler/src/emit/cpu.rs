@@ -12,7 +12,7 @@ use super::{hidden, hidden_numbered, private, tensor_expr};
 use crate::ir::{
     AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId,
 };
-use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
+use crate::lower::{Kernel, Mode, Plan, Role, StatementPlan, Step};
 
 type Extents = HashMap<(usize, String), Ident>;
 
@@ -225,12 +225,10 @@ impl StatementEmitter<'_> {
     /// One kernel call. `in_place` names the target tensor when reads of it go through the
     /// target's own access.
     fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
-        match step.kernel {
-            Kernel::LoopNest => self.loop_nest(step, lhs, in_place),
-        }
+        self.kernel_call(step, lhs, in_place)
     }
 
-    fn loop_nest(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
+    fn kernel_call(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
         let p = private();
         let lhs_vars: Vec<&IndexVar> = self.statement.lhs_vars().collect();
         let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
@@ -300,9 +298,8 @@ impl StatementEmitter<'_> {
                 hygienic!(#p::Mode::Scale(#beta))
             }
         };
-        hygienic! {
-            {
-                let __ext = [#(#extents),*];
+        let call = match &step.kernel {
+            Kernel::LoopNest => hygienic! {
                 #p::evaluate(
                     __target.bind(&[#(#target_axes),*], &__ext, #n_out),
                     #mode,
@@ -311,7 +308,32 @@ impl StatementEmitter<'_> {
                     #n_out,
                     [#(#operands),*],
                     move |__x| #body,
-                );
+                )
+            },
+            Kernel::Gemm(roles) => {
+                let roles = roles.iter().map(|role| match role {
+                    Role::Batch => hygienic!(#p::Role::Batch),
+                    Role::Left => hygienic!(#p::Role::Left),
+                    Role::Right => hygienic!(#p::Role::Right),
+                    Role::Contracted => hygienic!(#p::Role::Contracted),
+                });
+                hygienic! {
+                    #p::contract(
+                        __target.bind(&[#(#target_axes),*], &__ext, #n_out),
+                        #mode,
+                        #alpha,
+                        __ext,
+                        #n_out,
+                        [#(#operands),*],
+                        [#(#roles),*],
+                    )
+                }
+            }
+        };
+        hygienic! {
+            {
+                let __ext = [#(#extents),*];
+                #call;
             }
         }
     }

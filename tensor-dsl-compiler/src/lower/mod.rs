@@ -10,7 +10,7 @@ mod cost;
 pub use cost::{cost, Cost};
 
 use crate::ir::display::write_sum;
-use crate::ir::{AssignOp, IndexVar, Program, Scale, Term, Update};
+use crate::ir::{AssignOp, BinaryOp, Expr, IndexVar, Program, Scale, Term, Update};
 
 /// The program with one plan per statement, in order.
 pub struct Plan {
@@ -47,10 +47,26 @@ pub enum Mode {
 }
 
 /// How a step is executed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kernel {
     /// A fused loop nest over the left-hand indices, then the summed ones.
     LoopNest,
+    /// `Σ a*b` of two tensors as GEMM calls on their strides; one role per loop (left-hand
+    /// indices, then the summed ones). Small problems still run as a loop nest at run time.
+    Gemm(Vec<Role>),
+}
+
+/// What a loop index is in a two-tensor contraction `C = Σ A·B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// In A, B and C.
+    Batch,
+    /// In A and C.
+    Left,
+    /// In B and C.
+    Right,
+    /// In A and B, summed.
+    Contracted,
 }
 
 pub fn lower(program: Program) -> Plan {
@@ -58,9 +74,18 @@ pub fn lower(program: Program) -> Plan {
         .statements
         .iter()
         .enumerate()
-        .map(|(index, statement)| StatementPlan {
-            statement: index,
-            steps: statement.updates.iter().flat_map(steps).collect(),
+        .map(|(index, statement)| {
+            let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
+            let mut steps: Vec<Step> = statement.updates.iter().flat_map(steps).collect();
+            for step in &mut steps {
+                if let Some(roles) = gemm_roles(step, &lhs) {
+                    step.kernel = Kernel::Gemm(roles);
+                }
+            }
+            StatementPlan {
+                statement: index,
+                steps,
+            }
         })
         .collect();
     let plan = Plan {
@@ -142,12 +167,61 @@ impl StatementPlan {
                 let mut value = String::new();
                 write_sum(&mut value, &step.terms, Term::summand).expect("writing to a String");
                 let kernel = match step.kernel {
-                    Kernel::LoopNest => "loop nest",
+                    Kernel::LoopNest => "loop nest".to_owned(),
+                    Kernel::Gemm(ref roles) => {
+                        let roles: Vec<&str> = roles
+                            .iter()
+                            .map(|role| match role {
+                                Role::Batch => "batch",
+                                Role::Left => "m",
+                                Role::Right => "n",
+                                Role::Contracted => "k",
+                            })
+                            .collect();
+                        format!("gemm ({})", roles.join(" "))
+                    }
                 };
                 format!("{kernel}: {prologue}{loops}{target} {op} {value}")
             })
             .collect()
     }
+}
+
+/// The roles of a step's loops when it is a GEMM: one summing term that is the product of two
+/// tensors, every loop index in exactly one role, and a matrix on at least one side.
+fn gemm_roles(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Role>> {
+    let [term] = &step.terms[..] else {
+        return None;
+    };
+    let Expr::Binary(BinaryOp::Mul, left, right) = &term.expr else {
+        return None;
+    };
+    let (Expr::Access(a), Expr::Access(b)) = (&**left, &**right) else {
+        return None;
+    };
+    if step.reduction.is_empty() {
+        return None;
+    }
+    let uses = |access: &crate::ir::Access, var: &IndexVar| access.vars().any(|v| v == var);
+    let roles: Vec<Role> = lhs
+        .iter()
+        .copied()
+        .chain(&step.reduction)
+        .map(|var| {
+            let out = lhs.contains(&var);
+            match (uses(a, var), uses(b, var), out) {
+                (true, true, true) => Some(Role::Batch),
+                (true, false, true) => Some(Role::Left),
+                (false, true, true) => Some(Role::Right),
+                (true, true, false) => Some(Role::Contracted),
+                _ => None,
+            }
+        })
+        .collect::<Option<_>>()?;
+    let has_matrix_side = roles
+        .iter()
+        .any(|role| matches!(role, Role::Left | Role::Right));
+    has_matrix_side.then_some(roles)
 }
 
 /// The kernel steps of one update: its point-wise terms fused into a first step, then one step
