@@ -144,7 +144,7 @@ fn gemm_sized_contractions_over_strided_views() {
 
     // Into a transposed view of the target, accumulating.
     let mut storage = before.clone();
-    let mut target = storage.view_mut().permuted_axes(&[1, 0]);
+    let target = storage.view_mut().permuted_axes(&[1, 0]);
     tensor! { target[j, i] += a_t[i, p] * b[p, j]; }
     drop(target);
     assert_close(
