@@ -187,3 +187,55 @@ fn seed_contraction_at_gemm_size() {
     });
     assert_close(&c, &expected, 1e-5);
 }
+
+#[test]
+fn products_of_many_tensors_in_a_chosen_order() {
+    // A matrix chain whose good order is 250× cheaper than the bad one.
+    let a = data::<f64>(&[200, 10], 0);
+    let b = data::<f64>(&[10, 200], 1);
+    let c = data::<f64>(&[200, 10], 2);
+    tensor! { let x[i, j] = a[i, k] * b[k, l] * c[l, j]; }
+    let bc = reference(&[10, 10], |ix| {
+        sum_over(&[200], |r| at(&b, &[ix[0], r[0]]) * at(&c, &[r[0], ix[1]]))
+    });
+    let expected = reference(&[200, 10], |ix| {
+        sum_over(&[10], |r| at(&a, &[ix[0], r[0]]) * at(&bc, &[r[0], ix[1]]))
+    });
+    assert_close(&x, &expected, 1e-12);
+
+    // The trace of a product of nine matrices: more factors than the exhaustive planner takes.
+    let m: Vec<Tensor<f64>> = (0..9).map(|seed| data(&[4, 4], seed)).collect();
+    let (m0, m1, m2, m3, m4, m5, m6, m7, m8) = (
+        &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &m[6], &m[7], &m[8],
+    );
+    tensor! {
+        let trace = m0[a, b] * m1[b, c] * m2[c, d] * m3[d, e] * m4[e, f] * m5[f, g] * m6[g, h]
+            * m7[h, p] * m8[p, a];
+    }
+    let mut product = m[0].clone();
+    for next in &m[1..] {
+        product = reference(&[4, 4], |ix| {
+            sum_over(&[4], |r| {
+                at(&product, &[ix[0], r[0]]) * at(next, &[r[0], ix[1]])
+            })
+        });
+    }
+    let expected = sum_over(&[4], |r| at(&product, &[r[0], r[0]]));
+    common::assert_close_scalar(trace, expected, 1e-12);
+
+    // A network with a broadcast output index, a diagonal and a fixed position.
+    let u = data::<f64>(&[6, 6, 5], 3);
+    let v = data::<f64>(&[5, 7], 4);
+    let w = data::<f64>(&[7, 3], 5);
+    let mut out = Tensor::<f64>::zeros([6, 2, 3]);
+    tensor! { out[i, z, j] += u[i, i, k] * v[k, l] * w[l, 1] * w[l, j]; }
+    let expected = reference(&[6, 2, 3], |ix| {
+        sum_over(&[5, 7], |r| {
+            at(&u, &[ix[0], ix[0], r[0]])
+                * at(&v, &[r[0], r[1]])
+                * at(&w, &[r[1], 1])
+                * at(&w, &[r[1], ix[2]])
+        })
+    });
+    assert_close(&out, &expected, 1e-12);
+}

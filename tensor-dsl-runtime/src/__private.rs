@@ -8,6 +8,7 @@ pub use crate::element::Element;
 pub use crate::error::ShapeError;
 pub use crate::gemm::{contract, Role};
 pub use crate::kernel::{evaluate, Axis, Mode};
+pub use crate::network::{contract_network, PlanCache};
 pub use crate::tensor::Tensor;
 
 /// A numeric literal as a value of the statement's element type.

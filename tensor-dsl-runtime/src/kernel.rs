@@ -37,6 +37,30 @@ pub struct Bound<'a, T, const L: usize> {
     _borrow: PhantomData<&'a T>,
 }
 
+impl<T, const L: usize> Bound<'_, T, L> {
+    /// An access already bound and proven in bounds by the caller.
+    pub(crate) fn from_raw(data: *const T, base: isize, strides: [isize; L]) -> Self {
+        Bound {
+            data,
+            base,
+            strides,
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<T, const L: usize> BoundTarget<'_, T, L> {
+    /// A target already bound and proven in bounds by the caller.
+    pub(crate) fn from_raw(data: *mut T, base: isize, strides: [isize; L]) -> Self {
+        BoundTarget {
+            data,
+            base,
+            strides,
+            _borrow: PhantomData,
+        }
+    }
+}
+
 /// Binds raw parts to a loop nest and proves every addressable offset lies in `0..len`.
 ///
 /// # Panics

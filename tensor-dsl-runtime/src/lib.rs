@@ -19,6 +19,7 @@ mod element;
 mod error;
 mod gemm;
 mod kernel;
+mod network;
 mod shape;
 mod tensor;
 mod view;

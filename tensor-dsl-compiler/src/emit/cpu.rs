@@ -310,6 +310,28 @@ impl StatementEmitter<'_> {
                     move |__x| #body,
                 )
             },
+            Kernel::Network(factors) => {
+                let uses = factors.iter().map(|loops| {
+                    let mask: u64 = loops.iter().fold(0, |mask, &l| mask | 1 << l);
+                    hygienic!(#mask)
+                });
+                hygienic! {
+                    {
+                        // The contraction order, chosen once per shape at this call site.
+                        static __PLANS: #p::PlanCache = #p::PlanCache::new();
+                        #p::contract_network(
+                            __target.bind(&[#(#target_axes),*], &__ext, #n_out),
+                            #mode,
+                            #alpha,
+                            __ext,
+                            #n_out,
+                            [#(#operands),*],
+                            [#(#uses),*],
+                            &__PLANS,
+                        )
+                    }
+                }
+            }
             Kernel::Gemm(roles) => {
                 let roles = roles.iter().map(|role| match role {
                     Role::Batch => hygienic!(#p::Role::Batch),
