@@ -141,3 +141,13 @@ fn view_targets_need_no_mut_binding() {
     let expected = reference(&[3, 4], |ix| 2.0 * at(&a, &[ix[1], ix[0]]));
     assert_close(&storage, &expected, 1e-12);
 }
+
+#[test]
+fn a_block_without_let_is_an_expression() {
+    let a = data::<f64>(&[5], 0);
+    let mut c = Tensor::<f64>::zeros([5]);
+    (0..3).for_each(|_| tensor! { c[i] += a[i]; });
+    let add_twice = |c: &mut Tensor<f64>| tensor! { c[i] += 2 * a[i]; };
+    add_twice(&mut c);
+    assert_close(&c, &reference(&[5], |ix| 5.0 * at(&a, ix)), 1e-12);
+}

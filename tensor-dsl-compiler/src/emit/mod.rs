@@ -20,7 +20,7 @@ pub use fallback::fallback;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
 
-use crate::ir::{TensorId, TensorOrigin};
+use crate::ir::{Target, TensorId, TensorOrigin};
 use crate::lower::Plan;
 
 /// How run-time shape errors surface.
@@ -39,9 +39,30 @@ pub fn emit(plan: &Plan, flavor: Flavor) -> TokenStream {
         .iter()
         .map(|statement| cpu::emit_statement(plan, statement, &checks.extents));
     let prelude = checks.tokens;
-    hygienic! {
-        #prelude
-        #(#statements)*
+    let binds_user_names =
+        plan.program
+            .statements
+            .iter()
+            .any(|statement| match &statement.target {
+                Target::NewTensor { name, .. } | Target::NewScalar { name, .. } => {
+                    !name.to_string().starts_with("__tmp")
+                }
+                Target::Tensor { .. } | Target::Scalar { .. } => false,
+            });
+    if binds_user_names {
+        // The `let`s must stay in the caller's scope: the macro is then a statement.
+        hygienic! {
+            #prelude
+            #(#statements)*
+        }
+    } else {
+        // One block: usable as a statement and as an expression (`|| tensor! { … }`).
+        hygienic! {
+            {
+                #prelude
+                #(#statements)*
+            }
+        }
     }
 }
 

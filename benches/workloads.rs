@@ -1,0 +1,473 @@
+//! The workloads users compare us on, each run in one criterion group against what they would
+//! otherwise write: naive loops, ndarray (`dot`, `Zip`, `sum_axis`) or `ndarray-einsum`, and
+//! direct `matrixmultiply` GEMM calls on the same shapes. Throughput is FLOPs (contractions) or
+//! bytes moved (element-wise work), so criterion prints GFLOP/s or GB/s; `benches/report.py`
+//! turns the results into the README's table of rates and ratios.
+//!
+//!     cargo bench --bench workloads                     # every workload
+//!     RAYON_NUM_THREADS=1 cargo bench --bench workloads  # one thread
+
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{
+    black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput,
+};
+use ndarray::{Array, Array2, ArrayD, Axis, IxDyn, Zip};
+use tensor_dsl::{tensor, Tensor};
+
+fn data(shape: &[usize], seed: usize) -> Tensor<f32> {
+    let mut t = 0usize;
+    Tensor::from_fn(shape, |_| {
+        let value = ((t * 7919 + (seed + 1) * 104_729) % 1009) as f32 / 1009.0 - 0.5;
+        t += 1;
+        value
+    })
+}
+
+fn array(tensor: &Tensor<f32>) -> ArrayD<f32> {
+    Array::from_shape_vec(IxDyn(tensor.shape()), tensor.as_slice().to_vec()).unwrap()
+}
+
+fn array2(tensor: &Tensor<f32>) -> Array2<f32> {
+    array(tensor).into_dimensionality().unwrap()
+}
+
+fn group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+    throughput: Throughput,
+) -> BenchmarkGroup<'c, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .throughput(throughput);
+    group
+}
+
+/// A matrix operand or result: elements, row stride, column stride.
+type Matrix<'a> = (&'a [f32], isize, isize);
+
+/// `C ← A B + β C` with the given strides.
+fn sgemm(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: Matrix,
+    b: Matrix,
+    beta: f32,
+    c: (&mut [f32], isize, isize),
+) {
+    // SAFETY: the callers pass strides that stay inside the slices.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.0.as_ptr(),
+            a.1,
+            a.2,
+            b.0.as_ptr(),
+            b.1,
+            b.2,
+            beta,
+            c.0.as_mut_ptr(),
+            c.1,
+            c.2,
+        )
+    }
+}
+
+fn gemm_1024(c: &mut Criterion) {
+    let n = 1024;
+    let (a, b) = (data(&[n, n], 0), data(&[n, n], 1));
+    let mut out = Tensor::<f32>::zeros([n, n]);
+    let (aa, bb) = (array2(&a), array2(&b));
+    let mut g = group(
+        c,
+        "gemm 1024³",
+        Throughput::Elements(2 * (n * n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| tensor! { out[i, j] = a[i, k] * b[k, j]; })
+    });
+    g.bench_function("matrixmultiply", |bench| {
+        let mut c = vec![0.0f32; n * n];
+        let s = n as isize;
+        bench.iter(|| {
+            sgemm(
+                n,
+                n,
+                n,
+                (a.as_slice(), s, 1),
+                (b.as_slice(), s, 1),
+                0.0,
+                (&mut c, s, 1),
+            )
+        })
+    });
+    g.bench_function("ndarray dot", |bench| bench.iter(|| black_box(aa.dot(&bb))));
+    g.finish();
+}
+
+fn seed_contraction(c: &mut Criterion) {
+    let (ni, nj, nk, nl) = (256, 256, 64, 32);
+    let (a, b) = (data(&[ni, nk, nl], 0), data(&[nk, nj, nl], 1));
+    let (aa, bb) = (array(&a), array(&b));
+    let flops = 2 * (ni * nj * nk * nl) as u64;
+    let mut g = group(
+        c,
+        "seed c[i,j] = a[i,k,l] b[k,j,l]",
+        Throughput::Elements(flops),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let c[i, j] = a[i, k, l] * b[k, j, l]; }
+            c
+        })
+    });
+    g.bench_function("matrixmultiply (one strided GEMM per l)", |bench| {
+        let mut c = vec![0.0f32; ni * nj];
+        bench.iter(|| {
+            for l in 0..nl {
+                let beta = if l == 0 { 0.0 } else { 1.0 };
+                let a = (&a.as_slice()[l..], (nk * nl) as isize, nl as isize);
+                let b = (&b.as_slice()[l..], (nj * nl) as isize, nl as isize);
+                sgemm(ni, nk, nj, a, b, beta, (&mut c, nj as isize, 1));
+            }
+        })
+    });
+    g.bench_function("ndarray-einsum", |bench| {
+        bench.iter(|| ndarray_einsum::einsum("ikl,kjl->ij", &[&aa, &bb]).unwrap())
+    });
+    g.bench_function("naive loop", |bench| {
+        bench.iter(|| {
+            let (a, b) = (a.as_slice(), b.as_slice());
+            let mut c = vec![0.0f32; ni * nj];
+            for i in 0..ni {
+                for k in 0..nk {
+                    for j in 0..nj {
+                        let (ar, br) =
+                            (&a[(i * nk + k) * nl..][..nl], &b[(k * nj + j) * nl..][..nl]);
+                        c[i * nj + j] += ar.iter().zip(br).map(|(x, y)| x * y).sum::<f32>();
+                    }
+                }
+            }
+            c
+        })
+    });
+    g.finish();
+}
+
+fn batched_matmul(c: &mut Criterion) {
+    let (nb, n) = (64, 64);
+    let (a, b) = (data(&[nb, n, n], 0), data(&[nb, n, n], 1));
+    let mut out = Tensor::<f32>::zeros([nb, n, n]);
+    let (aa, bb) = (array(&a), array(&b));
+    let mut g = group(
+        c,
+        "batched matmul 64 × 64³",
+        Throughput::Elements(2 * (nb * n * n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| tensor! { out[z, i, j] = a[z, i, k] * b[z, k, j]; })
+    });
+    g.bench_function("matrixmultiply (loop of GEMMs)", |bench| {
+        let mut c = vec![0.0f32; nb * n * n];
+        let s = n as isize;
+        bench.iter(|| {
+            for z in 0..nb {
+                let r = z * n * n..(z + 1) * n * n;
+                let (a, b) = (
+                    (&a.as_slice()[r.clone()], s, 1),
+                    (&b.as_slice()[r.clone()], s, 1),
+                );
+                sgemm(n, n, n, a, b, 0.0, (&mut c[r], s, 1));
+            }
+        })
+    });
+    g.bench_function("ndarray dot per batch", |bench| {
+        let a3 = aa.view().into_dimensionality::<ndarray::Ix3>().unwrap();
+        let b3 = bb.view().into_dimensionality::<ndarray::Ix3>().unwrap();
+        bench.iter(|| {
+            (0..nb)
+                .map(|z| a3.index_axis(Axis(0), z).dot(&b3.index_axis(Axis(0), z)))
+                .collect::<Vec<_>>()
+        })
+    });
+    g.bench_function("ndarray-einsum", |bench| {
+        bench.iter(|| ndarray_einsum::einsum("zik,zkj->zij", &[&aa, &bb]).unwrap())
+    });
+    g.finish();
+}
+
+fn four_index_transform(c: &mut Criterion) {
+    let n = 32;
+    let (cm, gt) = (data(&[n, n], 0), data(&[n, n, n, n], 1));
+    let mut d = Tensor::<f32>::zeros([n, n, n, n]);
+    let (ca, ga) = (array(&cm), array(&gt));
+    // Four staged contractions, each n⁵ multiply-adds.
+    let mut g = group(
+        c,
+        "4-index transform n = 32",
+        Throughput::Elements(4 * 2 * (n as u64).pow(5)),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { d[p, q, r, s] = cm[p, a] * cm[q, b] * cm[r, e] * cm[s, f] * gt[a, b, e, f]; }
+        })
+    });
+    g.bench_function("matrixmultiply (four staged GEMMs)", |bench| {
+        let (n2, n3) = (n * n, n * n * n);
+        let mut t = [
+            vec![0.0f32; n3 * n],
+            vec![0.0f32; n3 * n],
+            vec![0.0f32; n3 * n],
+            vec![0.0f32; n3 * n],
+        ];
+        let cs = cm.as_slice();
+        let (ni, n2i, n3i) = (n as isize, n2 as isize, n3 as isize);
+        bench.iter(|| {
+            let [t1, t2, t3, out] = &mut t;
+            // t1[p, bcd] = c[p, a] g[a, bcd]
+            sgemm(
+                n,
+                n,
+                n3,
+                (cs, ni, 1),
+                (gt.as_slice(), n3i, 1),
+                0.0,
+                (t1, n3i, 1),
+            );
+            // t2[p, q, cd] = c[q, b] t1[p, b, cd]
+            for p in 0..n {
+                let r = p * n3..(p + 1) * n3;
+                sgemm(
+                    n,
+                    n,
+                    n2,
+                    (cs, ni, 1),
+                    (&t1[r.clone()], n2i, 1),
+                    0.0,
+                    (&mut t2[r], n2i, 1),
+                );
+            }
+            // t3[p, q, r, d] = c[r, c] t2[p, q, c, d]
+            for pq in 0..n2 {
+                let r = pq * n2..(pq + 1) * n2;
+                sgemm(
+                    n,
+                    n,
+                    n,
+                    (cs, ni, 1),
+                    (&t2[r.clone()], ni, 1),
+                    0.0,
+                    (&mut t3[r], ni, 1),
+                );
+            }
+            // d[pqr, s] = t3[pqr, d] c[s, d]
+            sgemm(n3, n, n, (t3, ni, 1), (cs, 1, ni), 0.0, (out, ni, 1));
+        })
+    });
+    // One `einsum` call with all five operands runs out of memory (it builds an n⁸ product), so
+    // this is four calls, one per stage, as a user would write it.
+    g.bench_function("ndarray-einsum (four staged calls)", |bench| {
+        bench.iter(|| {
+            let t1 = ndarray_einsum::einsum("pa,abef->pbef", &[&ca, &ga]).unwrap();
+            let t2 = ndarray_einsum::einsum("qb,pbef->pqef", &[&ca, &t1]).unwrap();
+            let t3 = ndarray_einsum::einsum("re,pqef->pqrf", &[&ca, &t2]).unwrap();
+            ndarray_einsum::einsum("sf,pqrf->pqrs", &[&ca, &t3]).unwrap()
+        })
+    });
+    g.finish();
+}
+
+fn fused_elementwise(c: &mut Criterion) {
+    let n = 4096;
+    let (a, b, cc, e) = (
+        data(&[n, n], 0),
+        data(&[n, n], 1),
+        data(&[n, n], 2),
+        data(&[n, n], 3),
+    );
+    let mut r = Tensor::<f32>::zeros([n, n]);
+    let (aa, ba, ca, ea) = (array2(&a), array2(&b), array2(&cc), array2(&e));
+    let mut ra = Array2::<f32>::zeros((n, n));
+    // Four arrays read, one written.
+    let mut g = group(
+        c,
+        "fused r = a + b*c + 2*e, 4096²",
+        Throughput::Bytes(5 * 4 * (n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| tensor! { r[i, j] = a[i, j] + b[i, j] * cc[i, j] + 2 * e[i, j]; })
+    });
+    g.bench_function("naive loop", |bench| {
+        let mut out = vec![0.0f32; n * n];
+        let (a, b, cc, e) = (a.as_slice(), b.as_slice(), cc.as_slice(), e.as_slice());
+        bench.iter(|| {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = a[k] + b[k] * cc[k] + 2.0 * e[k];
+            }
+        })
+    });
+    g.bench_function("ndarray Zip", |bench| {
+        bench.iter(|| {
+            Zip::from(&mut ra)
+                .and(&aa)
+                .and(&ba)
+                .and(&ca)
+                .for_each(|r, &a, &b, &c| *r = a + b * c);
+            Zip::from(&mut ra).and(&ea).for_each(|r, &e| *r += 2.0 * e);
+        })
+    });
+    g.bench_function("ndarray operators", |bench| {
+        bench.iter(|| black_box(&aa + &(&ba * &ca) + &(&ea * 2.0)))
+    });
+    g.finish();
+}
+
+fn chain(c: &mut Criterion) {
+    let (a, b, cc) = (
+        data(&[1000, 10], 0),
+        data(&[10, 1000], 1),
+        data(&[1000, 10], 2),
+    );
+    let (aa, ba, ca) = (array2(&a), array2(&b), array2(&cc));
+    // Counted as the best order's work.
+    let mut g = group(
+        c,
+        "chain 1000×10 · 10×1000 · 1000×10",
+        Throughput::Elements(2 * 2 * 10 * 1000 * 10),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let x[i, j] = a[i, k] * b[k, l] * cc[l, j]; }
+            x
+        })
+    });
+    g.bench_function("ndarray dot, best order", |bench| {
+        bench.iter(|| aa.dot(&ba.dot(&ca)))
+    });
+    g.bench_function("ndarray dot, worst order", |bench| {
+        bench.iter(|| aa.dot(&ba).dot(&ca))
+    });
+    g.bench_function("ndarray-einsum", |bench| {
+        let (a, b, cc) = (
+            aa.clone().into_dyn(),
+            ba.clone().into_dyn(),
+            ca.clone().into_dyn(),
+        );
+        bench.iter(|| ndarray_einsum::einsum("ik,kl,lj->ij", &[&a, &b, &cc]).unwrap())
+    });
+    g.finish();
+}
+
+fn permutation(c: &mut Criterion) {
+    let n = 256;
+    let a = data(&[n, n, n], 0);
+    let aa = array(&a);
+    let mut g = group(
+        c,
+        "permutation kji = ijk, 256³",
+        Throughput::Bytes(2 * 4 * (n * n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let t[k, j, i] = a[i, j, k]; }
+            t
+        })
+    });
+    g.bench_function("naive loop", |bench| {
+        bench.iter(|| {
+            let (a, mut t) = (a.as_slice(), vec![0.0f32; n * n * n]);
+            for k in 0..n {
+                for j in 0..n {
+                    for i in 0..n {
+                        t[(k * n + j) * n + i] = a[(i * n + j) * n + k];
+                    }
+                }
+            }
+            t
+        })
+    });
+    g.bench_function("ndarray as_standard_layout", |bench| {
+        bench.iter(|| {
+            aa.view()
+                .permuted_axes(IxDyn(&[2, 1, 0]))
+                .as_standard_layout()
+                .into_owned()
+        })
+    });
+    g.finish();
+}
+
+fn reductions(c: &mut Criterion) {
+    let n = 4096;
+    let (a, b) = (data(&[n, n], 0), data(&[n, n], 1));
+    let (aa, ba) = (array2(&a), array2(&b));
+    let mut g = group(
+        c,
+        "dot product over 4096²",
+        Throughput::Bytes(2 * 4 * (n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let s = a[i, j] * b[i, j]; }
+            s
+        })
+    });
+    g.bench_function("naive loop", |bench| {
+        bench.iter(|| {
+            a.as_slice()
+                .iter()
+                .zip(b.as_slice())
+                .map(|(x, y)| x * y)
+                .sum::<f32>()
+        })
+    });
+    g.bench_function("ndarray Zip", |bench| {
+        bench.iter(|| Zip::from(&aa).and(&ba).fold(0.0f32, |s, &x, &y| s + x * y))
+    });
+    g.finish();
+
+    let mut g = group(
+        c,
+        "row sums over 4096²",
+        Throughput::Bytes(4 * (n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let r[i] = a[i, j]; }
+            r
+        })
+    });
+    g.bench_function("naive loop", |bench| {
+        bench.iter(|| {
+            a.as_slice()
+                .chunks(n)
+                .map(|row| row.iter().sum::<f32>())
+                .collect::<Vec<_>>()
+        })
+    });
+    g.bench_function("ndarray sum_axis", |bench| {
+        bench.iter(|| aa.sum_axis(Axis(1)))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    workloads,
+    gemm_1024,
+    seed_contraction,
+    batched_matmul,
+    four_index_transform,
+    fused_elementwise,
+    chain,
+    permutation,
+    reductions
+);
+criterion_main!(workloads);
