@@ -176,6 +176,10 @@ impl<'a, T> TargetAccess<'a, T> {
 /// Loop variables `0..n_out` run over the target's points; `n_out..L` are summed for each
 /// point (an empty sum is zero). Each operand's element at the current point is passed to
 /// `body` in order; `alpha` scales the sum once per point.
+///
+/// The loops run in an order chosen from the strides (the smallest stride innermost), inner
+/// runs over unit strides are unchecked slices the compiler vectorizes, sums keep
+/// [`LANES`] partial sums, and a point-wise copy that reads across the target's rows is tiled.
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
     target: BoundTarget<'_, T, L>,
@@ -188,45 +192,320 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
 ) {
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
+    let mut order = loop_order(&extents, n_out, &target.strides, &operand_strides);
+    let tiled = n_out == L && tile(&mut order, &operand_strides);
+    // Everything below addresses loops in the chosen order.
+    let extents: [usize; L] = std::array::from_fn(|k| extents[order[k]]);
+    let target_strides: [isize; L] = std::array::from_fn(|k| target.strides[order[k]]);
+    let operand_strides: [[isize; N]; L] = std::array::from_fn(|k| operand_strides[order[k]]);
+    let nest = Nest {
+        data: std::array::from_fn(|k| operands[k].data),
+        target: target.data,
+        mode,
+        alpha,
+        body: &body,
+    };
     let start = Point {
         operands: std::array::from_fn(|k| operands[k].base),
         target: target.base,
     };
-    visit(
-        &extents,
-        0..n_out,
-        &operand_strides,
-        &target.strides,
-        start,
-        |point| {
-            let mut sum = T::ZERO;
-            visit(
-                &extents,
-                n_out..L,
-                &operand_strides,
-                &target.strides,
-                point,
-                |inner| {
-                    // SAFETY: `Access::bind` proved every offset reachable over `extents` in bounds.
-                    let values = std::array::from_fn(|k| unsafe {
-                        operands[k].data.offset(inner.operands[k]).read()
-                    });
-                    sum += body(values);
-                },
-            );
-            // SAFETY: `TargetAccess::bind` proved every offset reachable over the first `n_out`
-            // loops in bounds, and the target never moves along the summed loops.
-            unsafe {
-                let slot = target.data.offset(point.target);
-                let value = alpha * sum;
-                match mode {
-                    Mode::Assign => slot.write(value),
-                    Mode::Add => slot.write(slot.read() + value),
-                    Mode::Scale(beta) => slot.write(beta * slot.read() + value),
+    let Some(inner) = L.checked_sub(1) else {
+        // No loops at all: one point, nothing summed.
+        let value = nest.sum_run(start, 1, &[0; N]);
+        nest.store(start.target, value);
+        return;
+    };
+    if n_out == L && tiled {
+        let outer = inner - 1;
+        visit(
+            &extents,
+            0..outer,
+            &operand_strides,
+            &target_strides,
+            start,
+            |point| {
+                let (rows, columns) = (extents[outer], extents[inner]);
+                for row_block in (0..rows).step_by(TILE) {
+                    for column_block in (0..columns).step_by(TILE) {
+                        for row in row_block..rows.min(row_block + TILE) {
+                            let mut at = point;
+                            at.step(&operand_strides[outer], target_strides[outer], row as isize);
+                            at.step(
+                                &operand_strides[inner],
+                                target_strides[inner],
+                                column_block as isize,
+                            );
+                            let length = columns.min(column_block + TILE) - column_block;
+                            nest.write_run(
+                                at,
+                                length,
+                                &operand_strides[inner],
+                                target_strides[inner],
+                            );
+                        }
+                    }
+                }
+            },
+        );
+    } else if n_out == L {
+        visit(
+            &extents,
+            0..inner,
+            &operand_strides,
+            &target_strides,
+            start,
+            |point| {
+                nest.write_run(
+                    point,
+                    extents[inner],
+                    &operand_strides[inner],
+                    target_strides[inner],
+                );
+            },
+        );
+    } else {
+        visit(
+            &extents,
+            0..n_out,
+            &operand_strides,
+            &target_strides,
+            start,
+            |point| {
+                let mut sum = T::ZERO;
+                visit(
+                    &extents,
+                    n_out..inner,
+                    &operand_strides,
+                    &target_strides,
+                    point,
+                    |at| {
+                        sum += nest.sum_run(at, extents[inner], &operand_strides[inner]);
+                    },
+                );
+                nest.store(point.target, sum);
+            },
+        );
+    }
+}
+
+/// Partial sums kept by a summing run, and the chunk length of a point-wise one: enough
+/// independent lanes for the compiler to fill the widest vector registers.
+pub const LANES: usize = 16;
+
+// Heuristic: 32 × 32 elements of each array fit in the first-level cache together.
+const TILE: usize = 32;
+
+/// Loop order: the target's loops first, largest target stride outermost; then the summed
+/// loops, largest operand strides outermost. Innermost loops then walk memory contiguously.
+fn loop_order<const L: usize, const N: usize>(
+    extents: &[usize; L],
+    n_out: usize,
+    target_strides: &[isize; L],
+    operand_strides: &[[isize; N]; L],
+) -> [usize; L] {
+    let weight =
+        |var: usize| -> usize { operand_strides[var].iter().map(|s| s.unsigned_abs()).sum() };
+    use std::cmp::Reverse;
+    let mut order: [usize; L] = std::array::from_fn(|var| var);
+    // Loops of extent one cost nothing wherever they go; they stay outermost.
+    order[..n_out].sort_by_key(|&var| {
+        let stride = target_strides[var].unsigned_abs();
+        (extents[var] > 1, Reverse(stride), Reverse(weight(var)))
+    });
+    order[n_out..].sort_by_key(|&var| (extents[var] > 1, Reverse(weight(var))));
+    order
+}
+
+/// For a point-wise nest whose innermost loop reads some operand across its rows (a
+/// transpose), moves the loop along which that operand is contiguous next to the innermost
+/// one and reports that the two should be tiled.
+fn tile<const L: usize, const N: usize>(order: &mut [usize; L], strides: &[[isize; N]; L]) -> bool {
+    if L < 2 {
+        return false;
+    }
+    let inner = order[L - 1];
+    let Some(worst) = (0..N).max_by_key(|&k| strides[inner][k].unsigned_abs()) else {
+        return false;
+    };
+    if strides[inner][worst].unsigned_abs() <= 1 {
+        return false;
+    }
+    let best = (0..L - 1)
+        .filter(|&position| strides[order[position]][worst] != 0)
+        .min_by_key(|&position| strides[order[position]][worst].unsigned_abs());
+    match best {
+        Some(position) if strides[order[position]][worst].unsigned_abs() == 1 => {
+            order[position..L - 1].rotate_left(1);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The parts of an `evaluate` call its inner runs need.
+struct Nest<'b, T, F, const N: usize> {
+    data: [*const T; N],
+    target: *mut T,
+    mode: Mode<T>,
+    alpha: T,
+    body: &'b F,
+}
+
+impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
+    /// Writes `α · value` into the target at `offset` according to the mode.
+    #[inline(always)]
+    fn store(&self, offset: isize, value: T) {
+        // SAFETY: callers pass offsets of target elements proven in bounds by `bind`.
+        unsafe { combine(self.mode, self.alpha, self.target.offset(offset), value) }
+    }
+
+    /// Σ over `length` points along one loop of the operands' elements mapped by `body`.
+    #[inline(always)]
+    fn sum_run(&self, start: Point<N>, length: usize, strides: &[isize; N]) -> T {
+        // SAFETY (whole function): `bind` proved every element of the loop nest in bounds, and a
+        // run stays inside it.
+        let load = |k: usize| -> [T; N] {
+            std::array::from_fn(|o| unsafe {
+                self.data[o]
+                    .offset(start.operands[o] + k as isize * strides[o])
+                    .read()
+            })
+        };
+        let mut k = 0;
+        let mut sum = T::ZERO;
+        if length >= LANES {
+            if let Some(broadcast) = self.broadcast(start, strides) {
+                let mut lanes = [T::ZERO; LANES];
+                while k + LANES <= length {
+                    let source = self.chunk(start, strides, &broadcast, k);
+                    for (lane, partial) in lanes.iter_mut().enumerate() {
+                        let values = std::array::from_fn(|o| unsafe { source[o].add(lane).read() });
+                        *partial += (self.body)(values);
+                    }
+                    k += LANES;
+                }
+                sum = lanes
+                    .into_iter()
+                    .fold(T::ZERO, |total, partial| total + partial);
+            }
+        }
+        while k < length {
+            sum += (self.body)(load(k));
+            k += 1;
+        }
+        sum
+    }
+
+    /// For a run whose operands all have stride 0 or 1, a chunk of each stride-0 operand's one
+    /// element repeated, so every operand of a chunk reads contiguously; `None` otherwise.
+    #[inline(always)]
+    fn broadcast(&self, start: Point<N>, strides: &[isize; N]) -> Option<[[T; LANES]; N]> {
+        strides.iter().all(|&s| s == 0 || s == 1).then(|| {
+            std::array::from_fn(|o| {
+                if strides[o] == 0 {
+                    // SAFETY: the run's first element is in bounds (`bind`).
+                    [unsafe { self.data[o].offset(start.operands[o]).read() }; LANES]
+                } else {
+                    [T::ZERO; LANES]
+                }
+            })
+        })
+    }
+
+    /// Where each operand's `LANES` elements from point `k` of a run start.
+    #[inline(always)]
+    fn chunk(
+        &self,
+        start: Point<N>,
+        strides: &[isize; N],
+        broadcast: &[[T; LANES]; N],
+        k: usize,
+    ) -> [*const T; N] {
+        std::array::from_fn(|o| {
+            if strides[o] == 1 {
+                // SAFETY: the chunk lies inside the run, which `bind` proved in bounds.
+                unsafe { self.data[o].offset(start.operands[o]).add(k) }
+            } else {
+                broadcast[o].as_ptr()
+            }
+        })
+    }
+
+    /// Stores `body` at `length` points along one loop (nothing is summed).
+    #[inline(always)]
+    fn write_run(
+        &self,
+        start: Point<N>,
+        length: usize,
+        strides: &[isize; N],
+        target_stride: isize,
+    ) {
+        match self.mode {
+            Mode::Assign => {
+                self.write_run_with(start, length, strides, target_stride, Mode::Assign)
+            }
+            Mode::Add => self.write_run_with(start, length, strides, target_stride, Mode::Add),
+            mode => self.write_run_with(start, length, strides, target_stride, mode),
+        }
+    }
+
+    #[inline(always)]
+    fn write_run_with(
+        &self,
+        start: Point<N>,
+        length: usize,
+        strides: &[isize; N],
+        target_stride: isize,
+        mode: Mode<T>,
+    ) {
+        // SAFETY (whole function): as in `sum_run`; the target's elements along the run are
+        // distinct and proven in bounds.
+        let mut k = 0;
+        if target_stride == 1 && length >= LANES {
+            if let Some(broadcast) = self.broadcast(start, strides) {
+                let target = unsafe { self.target.offset(start.target) };
+                while k + LANES <= length {
+                    let source = self.chunk(start, strides, &broadcast, k);
+                    for lane in 0..LANES {
+                        let values = std::array::from_fn(|o| unsafe { source[o].add(lane).read() });
+                        let slot = unsafe { target.add(k + lane) };
+                        unsafe { combine(mode, self.alpha, slot, (self.body)(values)) };
+                    }
+                    k += LANES;
                 }
             }
-        },
-    );
+        }
+        while k < length {
+            let values = std::array::from_fn(|o| unsafe {
+                self.data[o]
+                    .offset(start.operands[o] + k as isize * strides[o])
+                    .read()
+            });
+            let slot = unsafe {
+                self.target
+                    .offset(start.target + k as isize * target_stride)
+            };
+            unsafe { combine(mode, self.alpha, slot, (self.body)(values)) };
+            k += 1;
+        }
+    }
+}
+
+/// `*slot (=|+=|= β·slot +) α · value`.
+///
+/// # Safety
+/// `slot` must be valid for reads and writes.
+#[inline(always)]
+unsafe fn combine<T: Element>(mode: Mode<T>, alpha: T, slot: *mut T, value: T) {
+    let value = alpha * value;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match mode {
+            Mode::Assign => slot.write(value),
+            Mode::Add => slot.write(slot.read() + value),
+            Mode::Scale(beta) => slot.write(beta * slot.read() + value),
+        }
+    }
 }
 
 /// Offsets of every operand and of the target at one point of a loop nest.
