@@ -239,3 +239,29 @@ fn products_of_many_tensors_in_a_chosen_order() {
     });
     assert_close(&out, &expected, 1e-12);
 }
+
+/// Contractions large enough to split across threads: by batch, and by rows of one GEMM.
+#[test]
+fn gemm_split_across_threads() {
+    let (m, n, k) = (150, 140, 130);
+    let a = data::<f64>(&[m, k], 0);
+    let b = data::<f64>(&[k, n], 1);
+    tensor! { let c[i, j] = a[i, p] * b[p, j]; }
+    let expected = reference(&[m, n], |ix| {
+        sum_over(&[k], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]))
+    });
+    assert_close(&c, &expected, 1e-12);
+
+    let x = data::<f32>(&[9, 64, 80], 2);
+    let y = data::<f32>(&[9, 80, 70], 3);
+    let mut z = data::<f32>(&[9, 64, 70], 4);
+    let before = z.clone();
+    tensor! { z[q, i, j] -= x[q, i, p] * y[q, p, j]; }
+    let expected = reference(&[9, 64, 70], |ix| {
+        at(&before, ix)
+            - sum_over(&[80], |r| {
+                at(&x, &[ix[0], ix[1], r[0]]) * at(&y, &[ix[0], r[0], ix[2]])
+            })
+    });
+    assert_close(&z, &expected, 1e-4);
+}

@@ -90,3 +90,29 @@ fn a_scalar_result_of_a_sum_then_a_function_in_two_statements() {
     common::assert_close_scalar(n, norm, 1e-12);
     assert_close(&unit, &reference(&[9], |ix| at(&x, ix) / norm), 1e-12);
 }
+
+/// Large enough to split across threads: point-wise, summing, transposing and broadcasting
+/// nests, each against its reference.
+#[test]
+fn nests_large_enough_for_threads() {
+    let (m, n) = (523, 611);
+    let a = data::<f32>(&[m, n], 0);
+    let b = data::<f32>(&[n, m], 1);
+    let bias = data::<f32>(&[n], 2);
+    let mut out = data::<f32>(&[m, n], 3);
+    let before = out.clone();
+    tensor! {
+        out[i, j] += a[i, j] * b[j, i] - bias[j];
+        let rows[i] = a[i, j] * a[i, j];
+        let t[j, i] = a[i, j];
+    }
+    let expected = reference(&[m, n], |ix| {
+        at(&before, ix) + at(&a, ix) * at(&b, &[ix[1], ix[0]]) - at(&bias, &[ix[1]])
+    });
+    assert_close(&out, &expected, 1e-5);
+    let expected = reference(&[m], |ix| {
+        sum_over(&[n], |r| at(&a, &[ix[0], r[0]]).powi(2))
+    });
+    assert_close(&rows, &expected, 1e-5);
+    assert_close(&t, &reference(&[n, m], |ix| at(&a, &[ix[1], ix[0]])), 0.0);
+}

@@ -3,6 +3,8 @@
 //! regular dimension in every operand are merged into the GEMM's m, n or k; the others become
 //! loops around the call (contracted ones accumulating). Small problems run as loop nests.
 
+use rayon::prelude::*;
+
 use crate::element::Element;
 use crate::kernel::{evaluate, Bound, BoundTarget, Mode};
 
@@ -56,60 +58,104 @@ pub fn contract<T: Element, const L: usize>(
         Mode::Add => T::from_f64(1.0),
         Mode::Scale(beta) => beta,
     };
-    // Loops around the call: batch and unmerged left/right variables (distinct parts of C),
-    // then unmerged contracted ones (summed into the same part of C).
-    let mut counters = [0usize; L];
-    let mut offsets = [a.base, b.base, target.base];
-    loop {
-        let first_of_sum = plan.summed_loops.iter().all(|&var| counters[var] == 0);
-        let beta = if first_of_sum { beta } else { T::from_f64(1.0) };
-        // SAFETY: `bind` proved every offset reachable over `extents` inside each buffer, and
-        // the loops and merged dimensions below never leave that range. The target is not read
-        // by the operands of a summing step (the compiler reads a target in place only
-        // point-wise), so C overlaps neither A nor B.
-        unsafe {
-            T::gemm(
-                plan.m.extent,
-                plan.k.extent,
-                plan.n.extent,
-                alpha,
-                (
-                    a.data.offset(offsets[0]),
-                    plan.m.strides[0],
-                    plan.k.strides[0],
-                ),
-                (
-                    b.data.offset(offsets[1]),
-                    plan.k.strides[1],
-                    plan.n.strides[1],
-                ),
-                beta,
-                (
-                    target.data.offset(offsets[2]),
-                    plan.m.strides[2],
-                    plan.n.strides[2],
-                ),
-            );
+    let calls = Calls {
+        a: a.data,
+        b: b.data,
+        c: target.data,
+        bases: [a.base, b.base, target.base],
+        alpha,
+        beta,
+        plan: &plan,
+        extents: &extents,
+    };
+    // Loops around the call: batch and unmerged left/right variables address distinct parts of
+    // C, so they split across threads; when there are too few of them, the rows of each call
+    // do. Unmerged contracted variables are summed inside one call sequence.
+    let outer: usize = plan.outer.iter().map(|&var| extents[var]).product();
+    let threads = rayon::current_num_threads();
+    let parallel = threads > 1 && work * size(Role::Batch) >= PARALLEL_GEMM_WORK;
+    if parallel && outer >= threads {
+        (0..outer)
+            .into_par_iter()
+            .for_each(|index| calls.run(index, 0..plan.m.extent));
+    } else if parallel && plan.m.extent >= 2 * threads {
+        let rows = plan.m.extent;
+        (0..threads).into_par_iter().for_each(|part| {
+            let part = rows * part / threads..rows * (part + 1) / threads;
+            (0..outer).for_each(|index| calls.run(index, part.clone()));
+        });
+    } else {
+        (0..outer).for_each(|index| calls.run(index, 0..plan.m.extent));
+    }
+}
+
+// Heuristic: below about this many multiply-adds (a 128³ GEMM), one thread is as fast.
+const PARALLEL_GEMM_WORK: usize = 1 << 21;
+
+/// The GEMM calls of one `contract`, shareable between threads.
+struct Calls<'p, T, const L: usize> {
+    a: *const T,
+    b: *const T,
+    c: *mut T,
+    bases: [isize; 3],
+    alpha: T,
+    beta: T,
+    plan: &'p GemmPlan<'p, L>,
+    extents: &'p [usize; L],
+}
+
+// SAFETY: threads run calls for different outer indices or different rows, which write
+// disjoint elements of C; A and B are only read.
+unsafe impl<T: Sync, const L: usize> Sync for Calls<'_, T, L> {}
+
+impl<T: Element, const L: usize> Calls<'_, T, L> {
+    /// The calls for outer index `index` (mixed radix over `plan.outer`) restricted to `rows`,
+    /// summing over the unmerged contracted variables.
+    fn run(&self, index: usize, rows: std::ops::Range<usize>) {
+        let plan = self.plan;
+        let mut offsets = self.bases;
+        let mut rest = index;
+        for &var in plan.outer.iter().rev() {
+            let value = (rest % self.extents[var]) as isize;
+            rest /= self.extents[var];
+            for (offset, strides) in offsets.iter_mut().zip(plan.strides) {
+                *offset += strides[var] * value;
+            }
         }
-        // Odometer over the outer loops, the summed ones innermost.
-        let mut position = plan.loops.len();
-        loop {
-            if position == 0 {
-                return;
+        let row = rows.start as isize;
+        offsets[0] += row * plan.m.strides[0];
+        offsets[2] += row * plan.m.strides[2];
+        let sums: usize = plan.summed.iter().map(|&var| self.extents[var]).product();
+        for sum in 0..sums {
+            let mut at = offsets;
+            let mut rest = sum;
+            for &var in plan.summed.iter().rev() {
+                let value = (rest % self.extents[var]) as isize;
+                rest /= self.extents[var];
+                at[0] += plan.strides[0][var] * value;
+                at[1] += plan.strides[1][var] * value;
             }
-            position -= 1;
-            let var = plan.loops[position];
-            counters[var] += 1;
-            for (offset, strides) in offsets.iter_mut().zip(plan.strides) {
-                *offset += strides[var];
+            let beta = if sum == 0 {
+                self.beta
+            } else {
+                T::from_f64(1.0)
+            };
+            // SAFETY: `bind` proved every offset reachable over the loop nest inside each
+            // buffer; these calls address a part of it. The target is not read by the operands
+            // of a summing step (the compiler reads a target in place only point-wise), so C
+            // overlaps neither A nor B.
+            unsafe {
+                T::gemm(
+                    rows.len(),
+                    plan.k.extent,
+                    plan.n.extent,
+                    self.alpha,
+                    (self.a.offset(at[0]), plan.m.strides[0], plan.k.strides[0]),
+                    (self.b.offset(at[1]), plan.k.strides[1], plan.n.strides[1]),
+                    beta,
+                    (self.c.offset(at[2]), plan.m.strides[2], plan.n.strides[2]),
+                );
             }
-            if counters[var] < extents[var] {
-                break;
-            }
-            for (offset, strides) in offsets.iter_mut().zip(plan.strides) {
-                *offset -= strides[var] * extents[var] as isize;
-            }
-            counters[var] = 0;
         }
     }
 }
@@ -132,9 +178,10 @@ struct GemmPlan<'s, const L: usize> {
     m: Dimension,
     n: Dimension,
     k: Dimension,
-    /// Variables looped around the GEMM call, outermost first; summed ones last.
-    loops: Vec<usize>,
-    summed_loops: Vec<usize>,
+    /// Batch and unmerged left/right variables, looped around the calls.
+    outer: Vec<usize>,
+    /// Unmerged contracted variables, summed by consecutive calls.
+    summed: Vec<usize>,
     strides: [&'s [isize; L]; 3],
 }
 
@@ -149,17 +196,15 @@ impl<'s, const L: usize> GemmPlan<'s, L> {
         let (m, m_rest) = merge(&vars(Role::Left), extents, &strides, &[0, 2]);
         let (n, n_rest) = merge(&vars(Role::Right), extents, &strides, &[1, 2]);
         let (k, k_rest) = merge(&vars(Role::Contracted), extents, &strides, &[0, 1]);
-        let mut loops = vars(Role::Batch);
-        loops.extend(m_rest);
-        loops.extend(n_rest);
-        let summed_loops = k_rest.clone();
-        loops.extend(k_rest);
+        let mut outer = vars(Role::Batch);
+        outer.extend(m_rest);
+        outer.extend(n_rest);
         GemmPlan {
             m,
             n,
             k,
-            loops,
-            summed_loops,
+            outer,
+            summed: k_rest,
             strides,
         }
     }

@@ -5,6 +5,8 @@
 use std::marker::PhantomData;
 
 use crate::access::{Access, TargetAccess};
+use rayon::prelude::*;
+
 use crate::element::Element;
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
@@ -188,7 +190,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     extents: [usize; L],
     n_out: usize,
     operands: [Bound<'_, T, L>; N],
-    body: impl Fn([T; N]) -> T,
+    body: impl Fn([T; N]) -> T + Sync,
 ) {
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
@@ -209,6 +211,53 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         operands: std::array::from_fn(|k| operands[k].base),
         target: target.base,
     };
+    let run = |extents: [usize; L], start: Point<N>| {
+        run_nest(
+            &nest,
+            tiled,
+            n_out,
+            &extents,
+            &operand_strides,
+            &target_strides,
+            start,
+        )
+    };
+    // Large nests split their outermost target loop across threads: every thread writes its
+    // own target elements.
+    let points: usize = extents.iter().product();
+    let threads = rayon::current_num_threads();
+    let split = (0..n_out).find(|&k| extents[k] > 1);
+    if let (true, Some(split)) = (threads > 1 && points * (N + 1) >= PARALLEL_WORK, split) {
+        let length = extents[split];
+        let chunks = (threads * 4).min(length);
+        (0..chunks).into_par_iter().for_each(|chunk| {
+            let (low, high) = (length * chunk / chunks, length * (chunk + 1) / chunks);
+            let mut part = extents;
+            part[split] = high - low;
+            let mut at = start;
+            at.step(&operand_strides[split], target_strides[split], low as isize);
+            run(part, at);
+        });
+    } else {
+        run(extents, start);
+    }
+}
+
+// Heuristic: below about this many element visits, handing work to other threads costs more
+// than it saves.
+const PARALLEL_WORK: usize = 1 << 18;
+
+/// Runs a loop nest (loops already in execution order) from `start`.
+#[allow(clippy::too_many_arguments)]
+fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
+    nest: &Nest<'_, T, F, N>,
+    tiled: bool,
+    n_out: usize,
+    extents: &[usize; L],
+    operand_strides: &[[isize; N]; L],
+    target_strides: &[isize; L],
+    start: Point<N>,
+) {
     let Some(inner) = L.checked_sub(1) else {
         // No loops at all: one point, nothing summed.
         let value = nest.sum_run(start, 1, &[0; N]);
@@ -218,10 +267,10 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     if n_out == L && tiled {
         let outer = inner - 1;
         visit(
-            &extents,
+            extents,
             0..outer,
-            &operand_strides,
-            &target_strides,
+            operand_strides,
+            target_strides,
             start,
             |point| {
                 let (rows, columns) = (extents[outer], extents[inner]);
@@ -249,10 +298,10 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         );
     } else if n_out == L {
         visit(
-            &extents,
+            extents,
             0..inner,
-            &operand_strides,
-            &target_strides,
+            operand_strides,
+            target_strides,
             start,
             |point| {
                 nest.write_run(
@@ -265,18 +314,18 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         );
     } else {
         visit(
-            &extents,
+            extents,
             0..n_out,
-            &operand_strides,
-            &target_strides,
+            operand_strides,
+            target_strides,
             start,
             |point| {
                 let mut sum = T::ZERO;
                 visit(
-                    &extents,
+                    extents,
                     n_out..inner,
-                    &operand_strides,
-                    &target_strides,
+                    operand_strides,
+                    target_strides,
                     point,
                     |at| {
                         sum += nest.sum_run(at, extents[inner], &operand_strides[inner]);
@@ -350,6 +399,11 @@ struct Nest<'b, T, F, const N: usize> {
     alpha: T,
     body: &'b F,
 }
+
+// SAFETY: threads share a `Nest` only to run disjoint parts of one loop nest (split along a
+// target loop), so no element is written by two threads or read by one while another writes
+// it; the operands are only read.
+unsafe impl<T: Sync, F: Sync, const N: usize> Sync for Nest<'_, T, F, N> {}
 
 impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// Writes `α · value` into the target at `offset` according to the mode.
