@@ -105,7 +105,10 @@ fn nests_large_enough_for_threads() {
         out[i, j] += a[i, j] * b[j, i] - bias[j];
         let rows[i] = a[i, j] * a[i, j];
         let t[j, i] = a[i, j];
+        let total = a[i, j] * b[j, i];
     }
+    let expected_total = sum_over(&[m, n], |r| at(&a, r) * at(&b, &[r[1], r[0]]));
+    common::assert_close_scalar(f64::from(total), expected_total, 1e-3);
     let expected = reference(&[m, n], |ix| {
         at(&before, ix) + at(&a, ix) * at(&b, &[ix[1], ix[0]]) - at(&bias, &[ix[1]])
     });

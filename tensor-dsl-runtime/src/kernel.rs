@@ -211,6 +211,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         operands: std::array::from_fn(|k| operands[k].base),
         target: target.base,
     };
+    let nest_ref = &nest;
     let run = |extents: [usize; L], start: Point<N>| {
         run_nest(
             &nest,
@@ -227,7 +228,36 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     let points: usize = extents.iter().product();
     let threads = rayon::current_num_threads();
     let split = (0..n_out).find(|&k| extents[k] > 1);
-    if let (true, Some(split)) = (threads > 1 && points * (N + 1) >= PARALLEL_WORK, split) {
+    let large = threads > 1 && points * (N + 1) >= PARALLEL_WORK;
+    if let (true, 0, Some(split)) = (large, n_out, (0..L).find(|&k| extents[k] > 1)) {
+        // A scalar result: each thread sums part of one summed loop, then the parts are added.
+        let length = extents[split];
+        let chunks = (threads * 4).min(length);
+        let partials: Vec<T> = (0..chunks)
+            .into_par_iter()
+            .map(|chunk| {
+                let (low, high) = (length * chunk / chunks, length * (chunk + 1) / chunks);
+                let mut part = extents;
+                part[split] = high - low;
+                let mut at = start;
+                at.step(&operand_strides[split], 0, low as isize);
+                let mut partial = T::ZERO;
+                let local = Nest {
+                    target: &mut partial,
+                    mode: Mode::Assign,
+                    alpha: T::from_f64(1.0),
+                    ..*nest_ref
+                };
+                at.target = 0;
+                run_nest(&local, tiled, n_out, &part, &operand_strides, &target_strides, at);
+                partial
+            })
+            .collect();
+        let sum = partials.into_iter().fold(T::ZERO, |total, partial| total + partial);
+        nest.store(start.target, sum);
+        return;
+    }
+    if let (true, Some(split)) = (large, split) {
         let length = extents[split];
         let chunks = (threads * 4).min(length);
         (0..chunks).into_par_iter().for_each(|chunk| {
