@@ -249,11 +249,21 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
                     ..*nest_ref
                 };
                 at.target = 0;
-                run_nest(&local, tiled, n_out, &part, &operand_strides, &target_strides, at);
+                run_nest(
+                    &local,
+                    tiled,
+                    n_out,
+                    &part,
+                    &operand_strides,
+                    &target_strides,
+                    at,
+                );
                 partial
             })
             .collect();
-        let sum = partials.into_iter().fold(T::ZERO, |total, partial| total + partial);
+        let sum = partials
+            .into_iter()
+            .fold(T::ZERO, |total, partial| total + partial);
         nest.store(start.target, sum);
         return;
     }

@@ -63,12 +63,7 @@ fn check_let_extents_known(statement: &Statement, errors: &mut Errors) {
 fn check_nested_sums(statement: &Statement, errors: &mut Errors) {
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
     for term in statement.terms() {
-        let summed: Vec<IndexVar> = term
-            .expr
-            .vars()
-            .into_iter()
-            .filter(|var| !lhs.contains(&var))
-            .collect();
+        let summed = term.expr.vars_summed_against(&lhs);
         if !summed.is_empty() {
             check_sums_in(&term.expr, &summed, statement, errors);
         }

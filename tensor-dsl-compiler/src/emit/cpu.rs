@@ -298,18 +298,18 @@ impl StatementEmitter<'_> {
                 hygienic!(#p::Mode::Scale(#beta))
             }
         };
+        // Every kernel takes the same leading arguments: the target, how to combine with it,
+        // α, the extents, the number of target loops and the operands.
+        let common = hygienic! {
+            __target.bind(&[#(#target_axes),*], &__ext, #n_out),
+            #mode,
+            #alpha,
+            __ext,
+            #n_out,
+            [#(#operands),*],
+        };
         let call = match &step.kernel {
-            Kernel::LoopNest => hygienic! {
-                #p::evaluate(
-                    __target.bind(&[#(#target_axes),*], &__ext, #n_out),
-                    #mode,
-                    #alpha,
-                    __ext,
-                    #n_out,
-                    [#(#operands),*],
-                    move |__x| #body,
-                )
-            },
+            Kernel::LoopNest => hygienic!(#p::evaluate(#common move |__x| #body)),
             Kernel::Network(factors) => {
                 let uses = factors.iter().map(|loops| {
                     let mask: u64 = loops.iter().fold(0, |mask, &l| mask | 1 << l);
@@ -319,16 +319,7 @@ impl StatementEmitter<'_> {
                     {
                         // The contraction order, chosen once per shape at this call site.
                         static __PLANS: #p::PlanCache = #p::PlanCache::new();
-                        #p::contract_network(
-                            __target.bind(&[#(#target_axes),*], &__ext, #n_out),
-                            #mode,
-                            #alpha,
-                            __ext,
-                            #n_out,
-                            [#(#operands),*],
-                            [#(#uses),*],
-                            &__PLANS,
-                        )
+                        #p::contract_network(#common [#(#uses),*], &__PLANS)
                     }
                 }
             }
@@ -339,17 +330,7 @@ impl StatementEmitter<'_> {
                     Role::Right => hygienic!(#p::Role::Right),
                     Role::Contracted => hygienic!(#p::Role::Contracted),
                 });
-                hygienic! {
-                    #p::contract(
-                        __target.bind(&[#(#target_axes),*], &__ext, #n_out),
-                        #mode,
-                        #alpha,
-                        __ext,
-                        #n_out,
-                        [#(#operands),*],
-                        [#(#roles),*],
-                    )
-                }
+                hygienic!(#p::contract(#common [#(#roles),*]))
             }
         };
         hygienic! {

@@ -29,12 +29,7 @@ pub fn is_reduction_notation(program: &Program) -> Result<(), String> {
                     "`{term}` in `{statement}` has no explicit reduction"
                 ));
             };
-            let expected: Vec<IndexVar> = term
-                .expr
-                .vars()
-                .into_iter()
-                .filter(|var| !lhs.contains(&var))
-                .collect();
+            let expected = term.expr.vars_summed_against(&lhs);
             if *reduction != expected {
                 return Err(format!(
                     "`{term}` in `{statement}` sums over the wrong indices"

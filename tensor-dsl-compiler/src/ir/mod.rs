@@ -371,6 +371,15 @@ impl Expr {
         }
     }
 
+    /// The index variables of the expression not in `lhs`, in first-use order: what a term
+    /// with this expression sums over.
+    pub fn vars_summed_against(&self, lhs: &[&IndexVar]) -> Vec<IndexVar> {
+        self.vars()
+            .into_iter()
+            .filter(|var| !lhs.contains(&var))
+            .collect()
+    }
+
     /// The distinct index variables of the expression, in first-use order.
     pub fn vars(&self) -> Vec<IndexVar> {
         let mut vars = Vec::new();

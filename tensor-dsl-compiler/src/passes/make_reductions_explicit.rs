@@ -6,14 +6,9 @@ use crate::ir::{IndexVar, Program};
 pub fn make_reductions_explicit(mut program: Program) -> Program {
     for statement in &mut program.statements {
         let lhs: Vec<IndexVar> = statement.lhs_vars().cloned().collect();
+        let lhs: Vec<&IndexVar> = lhs.iter().collect();
         for term in statement.terms_mut() {
-            let summed = term
-                .expr
-                .vars()
-                .into_iter()
-                .filter(|var| !lhs.contains(var))
-                .collect();
-            term.reduction = Some(summed);
+            term.reduction = Some(term.expr.vars_summed_against(&lhs));
         }
     }
     program
