@@ -53,7 +53,7 @@ impl Program {
             }
         }
         let tensor = self.tensors.len();
-        let name = Ident::new(&format!("__tmp{tensor}"), Span::mixed_site());
+        let name = Ident::new(&format!("{TEMPORARY_PREFIX}{tensor}"), Span::mixed_site());
         self.tensors.push(Tensor {
             origin: TensorOrigin::Let {
                 statement: at,
@@ -69,6 +69,16 @@ impl Program {
 }
 
 pub type TensorId = usize;
+
+/// How the names of compiler-made temporaries start (`__tmp3`); user code never sees them.
+const TEMPORARY_PREFIX: &str = "__tmp";
+
+impl Target {
+    /// Whether the statement makes a temporary the compiler introduced.
+    pub fn is_temporary(&self) -> bool {
+        matches!(self, Target::NewTensor { name, .. } if name.to_string().starts_with(TEMPORARY_PREFIX))
+    }
+}
 
 /// A tensor binding: one name until a `let` of the block shadows it.
 #[derive(Clone, Debug)]

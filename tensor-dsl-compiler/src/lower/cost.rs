@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::{Plan, Step};
-use crate::ir::{Expr, IndexVar, Target};
+use crate::ir::{Expr, IndexVar};
 
 /// What a plan costs at given extents.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,10 +42,8 @@ pub fn cost(plan: &Plan, extents: &HashMap<String, usize>) -> Cost {
             let points = size(&mut loops, &mut cost.unknown);
             cost.flops += points * flops_per_point(step);
         }
-        if let Target::NewTensor { name, .. } = &statement.target {
-            if name.to_string().starts_with("__tmp") {
-                cost.temporary_elements += size(&mut statement.lhs_vars(), &mut cost.unknown);
-            }
+        if statement.target.is_temporary() {
+            cost.temporary_elements += size(&mut statement.lhs_vars(), &mut cost.unknown);
         }
     }
     cost

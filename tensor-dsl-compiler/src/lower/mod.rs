@@ -2,8 +2,9 @@
 //! update, in order. Invariant: a step that reads its target in place (point-wise) is the
 //! first step of its statement, so every element is read before anything is summed into it.
 //!
-//! Each step names its kernel (`Kernel`); today every step is a fused loop nest, and a GEMM
-//! call or a device kernel becomes another variant without changing the plan's shape.
+//! Each step names its kernel (`Kernel`): a fused loop nest, GEMM calls for a summed product of
+//! two tensors, or pairwise contractions for a product of more; a device kernel becomes another
+//! variant without changing the plan's shape.
 
 mod cost;
 
