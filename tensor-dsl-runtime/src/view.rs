@@ -137,45 +137,6 @@ impl<'a, T> TensorView<'a, T> {
         (self.data, self.len, &self.layout)
     }
 
-    /// The extent of each axis.
-    pub fn shape(&self) -> &[usize] {
-        &self.layout.shape
-    }
-
-    /// The stride of each axis, in elements (may be negative or zero).
-    pub fn strides(&self) -> &[isize] {
-        &self.layout.strides
-    }
-
-    /// The number of axes.
-    pub fn ndim(&self) -> usize {
-        self.layout.shape.len()
-    }
-
-    /// The same elements with axes reordered: axis `k` of the result is axis `axes[k]` of `self`.
-    ///
-    /// # Panics
-    /// If `axes` is not a permutation of `0..ndim`.
-    #[track_caller]
-    pub fn permuted_axes(self, axes: &[usize]) -> Self {
-        TensorView {
-            layout: self.layout.clone().permuted(axes),
-            ..self
-        }
-    }
-
-    /// The elements whose index on `axis` lies in `range`, renumbered from zero.
-    ///
-    /// # Panics
-    /// If `axis` does not exist or `range` is not inside it.
-    #[track_caller]
-    pub fn slice_axis(self, axis: usize, range: Range<usize>) -> Self {
-        TensorView {
-            layout: self.layout.clone().sliced(axis, range),
-            ..self
-        }
-    }
-
     /// The element at a multi-index, or `None` if the index is out of range.
     pub fn get(&self, index: &[usize]) -> Option<&'a T> {
         let at = flat_offset(
@@ -187,28 +148,6 @@ impl<'a, T> TensorView<'a, T> {
         // SAFETY: `flat_offset` only returns offsets addressable through the layout, which the
         // constructor guarantees lie inside the borrowed buffer.
         Some(unsafe { &*self.data.offset(at) })
-    }
-}
-
-impl<T: Element> TensorView<'_, T> {
-    /// A contiguous row-major copy of the viewed elements.
-    pub fn to_tensor(&self) -> Tensor<T> {
-        let mut data = Vec::new();
-        for_each_offset(&self.layout, |at| {
-            // SAFETY: offsets from the layout lie inside the buffer (type invariant).
-            data.push(unsafe { *self.data.offset(at) })
-        });
-        Tensor::from_shape_vec(self.layout.shape.clone(), data)
-            .expect("a view holds exactly the product of its extents")
-    }
-}
-
-impl<T> fmt::Debug for TensorView<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TensorView")
-            .field("shape", &self.layout.shape)
-            .field("strides", &self.layout.strides)
-            .finish()
     }
 }
 
@@ -244,21 +183,6 @@ impl<'a, T> TensorViewMut<'a, T> {
         (self.data, self.len, &self.layout)
     }
 
-    /// The extent of each axis.
-    pub fn shape(&self) -> &[usize] {
-        &self.layout.shape
-    }
-
-    /// The stride of each axis, in elements.
-    pub fn strides(&self) -> &[isize] {
-        &self.layout.strides
-    }
-
-    /// The number of axes.
-    pub fn ndim(&self) -> usize {
-        self.layout.shape.len()
-    }
-
     /// A read-only view of the same elements, borrowing this one exclusively.
     pub fn view(&mut self) -> TensorView<'_, T> {
         TensorView::from_raw(self.data, self.len, self.layout.clone())
@@ -267,30 +191,6 @@ impl<'a, T> TensorViewMut<'a, T> {
     /// A shorter-lived writable view of the same elements.
     pub fn reborrow(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut::from_raw(self.data, self.len, self.layout.clone())
-    }
-
-    /// The same elements with axes reordered: axis `k` of the result is axis `axes[k]` of `self`.
-    ///
-    /// # Panics
-    /// If `axes` is not a permutation of `0..ndim`.
-    #[track_caller]
-    pub fn permuted_axes(self, axes: &[usize]) -> Self {
-        TensorViewMut {
-            layout: self.layout.clone().permuted(axes),
-            ..self
-        }
-    }
-
-    /// The elements whose index on `axis` lies in `range`, renumbered from zero.
-    ///
-    /// # Panics
-    /// If `axis` does not exist or `range` is not inside it.
-    #[track_caller]
-    pub fn slice_axis(self, axis: usize, range: Range<usize>) -> Self {
-        TensorViewMut {
-            layout: self.layout.clone().sliced(axis, range),
-            ..self
-        }
     }
 }
 
@@ -327,27 +227,79 @@ impl<T: Copy> TensorViewMut<'_, T> {
     }
 }
 
-impl<T: Element> TensorViewMut<'_, T> {
-    /// A contiguous row-major copy of the viewed elements.
-    pub fn to_tensor(&self) -> Tensor<T> {
-        let mut data = Vec::new();
-        for_each_offset(&self.layout, |at| {
-            // SAFETY: as in `get`.
-            data.push(unsafe { self.data.offset(at).read() })
-        });
-        Tensor::from_shape_vec(self.layout.shape.clone(), data)
-            .expect("a view holds exactly the product of its extents")
-    }
+/// The layout methods both view kinds share: reading the layout, making new layouts over the
+/// same elements, copying the elements out.
+macro_rules! view_layout_methods {
+    ($view:ident) => {
+        impl<T> $view<'_, T> {
+            /// The extent of each axis.
+            pub fn shape(&self) -> &[usize] {
+                &self.layout.shape
+            }
+
+            /// The stride of each axis, in elements (may be negative or zero).
+            pub fn strides(&self) -> &[isize] {
+                &self.layout.strides
+            }
+
+            /// The number of axes.
+            pub fn ndim(&self) -> usize {
+                self.layout.shape.len()
+            }
+
+            /// The same elements with axes reordered: axis `k` of the result is axis
+            /// `axes[k]` of `self`.
+            ///
+            /// # Panics
+            /// If `axes` is not a permutation of `0..ndim`.
+            #[track_caller]
+            pub fn permuted_axes(self, axes: &[usize]) -> Self {
+                $view {
+                    layout: self.layout.permuted(axes),
+                    ..self
+                }
+            }
+
+            /// The elements whose index on `axis` lies in `range`, renumbered from zero.
+            ///
+            /// # Panics
+            /// If `axis` does not exist or `range` is not inside it.
+            #[track_caller]
+            pub fn slice_axis(self, axis: usize, range: Range<usize>) -> Self {
+                $view {
+                    layout: self.layout.sliced(axis, range),
+                    ..self
+                }
+            }
+        }
+
+        impl<T: Element> $view<'_, T> {
+            /// A contiguous row-major copy of the viewed elements.
+            pub fn to_tensor(&self) -> Tensor<T> {
+                let mut data = Vec::new();
+                for_each_offset(&self.layout, |at| {
+                    // SAFETY: offsets from the layout lie inside the buffer (type invariant);
+                    // a writable view is not `Sync`, so nothing writes meanwhile.
+                    data.push(unsafe { self.data.offset(at).read() })
+                });
+                Tensor::from_shape_vec(self.layout.shape.clone(), data)
+                    .expect("a view holds exactly the product of its extents")
+            }
+        }
+
+        impl<T> fmt::Debug for $view<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($view))
+                    .field("shape", &self.layout.shape)
+                    .field("strides", &self.layout.strides)
+                    .finish()
+            }
+        }
+    };
 }
 
-impl<T> fmt::Debug for TensorViewMut<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TensorViewMut")
-            .field("shape", &self.layout.shape)
-            .field("strides", &self.layout.strides)
-            .finish()
-    }
-}
+view_layout_methods!(TensorView);
+view_layout_methods!(TensorViewMut);
 
 #[cfg(test)]
 mod tests {
