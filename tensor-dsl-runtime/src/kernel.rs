@@ -534,6 +534,8 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         strides: &[isize; N],
         target_stride: isize,
     ) {
+        // Each arm passes the mode as a constant, so the inlined run is specialised for the two
+        // common modes instead of branching on the mode at every element.
         match self.mode {
             Mode::Assign => {
                 self.write_run_with(start, length, strides, target_stride, Mode::Assign)

@@ -34,6 +34,12 @@ impl RawLayout {
         RawLayout::new(shape, strides, self.offset)
     }
 
+    /// The buffer offset of a multi-index, or `None` if it has the wrong length or is out of
+    /// range.
+    pub(crate) fn offset_of(&self, index: &[usize]) -> Option<isize> {
+        flat_offset(&self.shape, &self.strides, self.offset, index)
+    }
+
     #[track_caller]
     fn sliced(mut self, axis: usize, range: Range<usize>) -> Self {
         let (shift, extent) = slice(&self.shape, &self.strides, axis, range)
@@ -139,13 +145,8 @@ impl<'a, T> TensorView<'a, T> {
 
     /// The element at a multi-index, or `None` if the index is out of range.
     pub fn get(&self, index: &[usize]) -> Option<&'a T> {
-        let at = flat_offset(
-            &self.layout.shape,
-            &self.layout.strides,
-            self.layout.offset,
-            index,
-        )?;
-        // SAFETY: `flat_offset` only returns offsets addressable through the layout, which the
+        let at = self.layout.offset_of(index)?;
+        // SAFETY: `offset_of` only returns offsets addressable through the layout, which the
         // constructor guarantees lie inside the borrowed buffer.
         Some(unsafe { &*self.data.offset(at) })
     }
@@ -197,12 +198,7 @@ impl<'a, T> TensorViewMut<'a, T> {
 impl<T: Copy> TensorViewMut<'_, T> {
     /// The element at a multi-index, or `None` if the index is out of range.
     pub fn get(&self, index: &[usize]) -> Option<T> {
-        let at = flat_offset(
-            &self.layout.shape,
-            &self.layout.strides,
-            self.layout.offset,
-            index,
-        )?;
+        let at = self.layout.offset_of(index)?;
         // SAFETY: in-layout offsets lie inside the buffer; the view is not `Sync`, so no other
         // thread writes while this thread reads.
         Some(unsafe { self.data.offset(at).read() })
@@ -211,12 +207,7 @@ impl<T: Copy> TensorViewMut<'_, T> {
     /// Writes the element at a multi-index; returns `false` (and writes nothing) if the index
     /// is out of range.
     pub fn set(&mut self, index: &[usize], value: T) -> bool {
-        match flat_offset(
-            &self.layout.shape,
-            &self.layout.strides,
-            self.layout.offset,
-            index,
-        ) {
+        match self.layout.offset_of(index) {
             Some(at) => {
                 // SAFETY: as in `get`, and `&mut self` excludes every other access.
                 unsafe { self.data.offset(at).write(value) };

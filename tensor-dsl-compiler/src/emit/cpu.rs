@@ -225,10 +225,6 @@ impl StatementEmitter<'_> {
     /// One kernel call. `in_place` names the target tensor when reads of it go through the
     /// target's own access.
     fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
-        self.kernel_call(step, lhs, in_place)
-    }
-
-    fn kernel_call(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
         let p = private();
         let lhs_vars: Vec<&IndexVar> = self.statement.lhs_vars().collect();
         let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
