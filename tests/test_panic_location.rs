@@ -1,5 +1,6 @@
-//! A run-time shape panic reports the user's `tensor!` call as its location. Alone in its test
-//! binary because it installs a process-wide panic hook.
+//! Run-time panics (shape checks of `tensor!`, tensor indexing, view layouts) report the user's
+//! line as their location. Alone in its test binary because it installs a process-wide panic
+//! hook.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
@@ -10,19 +11,58 @@ use tensor_dsl::{tensor, Tensor};
 fn panics_point_at_the_macro_call() {
     let a = Tensor::<f64>::zeros([2]);
     let b = Tensor::<f64>::zeros([3]);
+    let line = line!() + 2;
+    let (file, panic_line) = panic_location(|| {
+        tensor! { let _c[i] = a[i] + b[i]; }
+    });
+    assert!(file.ends_with("test_panic_location.rs"), "{file}");
+    assert_eq!(panic_line, line);
+}
+
+/// The location a panic of `f` reports, with the hook restored afterwards.
+fn panic_location(f: impl FnOnce()) -> (String, u32) {
+    // The hook is process-wide: one test at a time may replace it.
+    static HOOK: Mutex<()> = Mutex::new(());
+    let _hook = HOOK.lock().unwrap_or_else(|poison| poison.into_inner());
     let location = Arc::new(Mutex::new(None));
     let seen = location.clone();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         *seen.lock().unwrap() = info.location().map(|l| (l.file().to_owned(), l.line()));
     }));
-    let line = line!() + 2;
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        tensor! { let _c[i] = a[i] + b[i]; }
-    }));
+    let result = catch_unwind(AssertUnwindSafe(f));
     std::panic::set_hook(previous);
-    assert!(result.is_err());
-    let (file, panic_line) = location.lock().unwrap().clone().expect("a location");
-    assert!(file.ends_with("test_panic_location.rs"), "{file}");
-    assert_eq!(panic_line, line);
+    assert!(result.is_err(), "expected a panic");
+    let location = location.lock().unwrap().clone();
+    location.expect("a location")
+}
+
+#[test]
+fn runtime_panics_point_at_the_calling_line() {
+    let mut t = Tensor::<f64>::zeros([2, 3]);
+    let here = |line: u32| (file!().to_owned(), line);
+    let line = line!() + 1;
+    assert_eq!(
+        panic_location(|| {
+            let _ = t[[2, 0]];
+        }),
+        here(line)
+    );
+    let line = line!() + 1;
+    assert_eq!(panic_location(|| t[[0, 3]] = 1.0), here(line));
+    let line = line!() + 1;
+    assert_eq!(
+        panic_location(|| drop(t.view().permuted_axes(&[0, 0]))),
+        here(line)
+    );
+    let line = line!() + 1;
+    assert_eq!(
+        panic_location(|| drop(t.view().slice_axis(1, 2..4))),
+        here(line)
+    );
+    let line = line!() + 1;
+    assert_eq!(
+        panic_location(|| drop(Tensor::<f32>::zeros([usize::MAX, 2]))),
+        here(line)
+    );
 }

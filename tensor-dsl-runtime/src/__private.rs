@@ -1,14 +1,15 @@
 //! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
 
 pub use crate::access::{
-    Access, Dynamic, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
+    Access, Detached, Dynamic, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
 };
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
-pub use crate::gemm::{contract, Role};
-pub use crate::kernel::{evaluate, Axis, Mode};
+pub use crate::gemm::contract;
+pub use crate::kernel::evaluate;
 pub use crate::network::{contract_network, PlanCache};
+pub use crate::step::{Axis, Mode, Step, TargetUse, Use};
 pub use crate::tensor::Tensor;
 
 /// A numeric literal as a value of the statement's element type.

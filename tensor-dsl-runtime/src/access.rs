@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use crate::element::Element;
 use crate::tensor::Tensor;
-use crate::view::{TensorView, TensorViewMut};
+use crate::view::{RawLayout, TensorView, TensorViewMut};
 
 /// Read access to the elements of an operand for the duration of one statement.
 ///
@@ -18,8 +18,18 @@ pub struct Access<'a, T> {
     pub(crate) shape: &'a [usize],
     pub(crate) strides: &'a [isize],
     pub(crate) offset: isize,
+    /// Made by [`TargetAccess::read`]: the target's own elements.
+    pub(crate) in_place: bool,
     _borrow: PhantomData<&'a T>,
 }
+
+impl<T> Clone for Access<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Access<'_, T> {}
 
 impl<'a, T> Access<'a, T> {
     pub(crate) fn new(
@@ -35,8 +45,33 @@ impl<'a, T> Access<'a, T> {
             shape,
             strides,
             offset,
+            in_place: false,
             _borrow: PhantomData,
         }
+    }
+
+    /// The first and last byte address the whole layout can reach, or `None` if it has no
+    /// elements.
+    fn address_span(&self) -> Option<(usize, usize)> {
+        if self.shape.contains(&0) {
+            return None;
+        }
+        let (mut low, mut high) = (self.offset, self.offset);
+        for (&extent, &stride) in self.shape.iter().zip(self.strides) {
+            // Layouts come from tensors and their views, whose reach fits in `isize`.
+            let reach = (extent - 1) as isize * stride;
+            if reach < 0 {
+                low += reach;
+            } else {
+                high += reach;
+            }
+        }
+        let size = std::mem::size_of::<T>();
+        let start = self.data as usize;
+        Some((
+            start.wrapping_add_signed(low * size as isize),
+            start.wrapping_add_signed(high * size as isize),
+        ))
     }
 
     /// The operand's extents.
@@ -80,13 +115,63 @@ impl<'a, T> TargetAccess<'a, T> {
 
     /// Reads of the target's own elements, for right-hand accesses that are point-wise in place.
     pub fn read(&self) -> Access<'_, T> {
-        Access::new(self.data, self.len, self.shape, self.strides, self.offset)
+        Access {
+            in_place: true,
+            ..Access::new(self.data, self.len, self.shape, self.strides, self.offset)
+        }
+    }
+
+    /// `operand` as it must be read by a statement writing this target: unchanged if the two
+    /// share no memory, else a copy of its elements taken now, before anything is written. So
+    /// the statement's result equals evaluating its right-hand side first, whatever names the
+    /// operand goes by (a second reference to a writable view, `{ &v }`, a function handed one
+    /// view twice).
+    pub fn detach<'o>(&self, operand: Access<'o, T>) -> Detached<'o, T>
+    where
+        T: Element,
+    {
+        let target = Access::new(self.data, self.len, self.shape, self.strides, self.offset);
+        match (target.address_span(), operand.address_span()) {
+            (Some(written), Some(read)) if read.0 <= written.1 && written.0 <= read.1 => {
+                Detached::Copied(copy_of(&operand))
+            }
+            _ => Detached::Original(operand),
+        }
     }
 
     /// The target's extents.
     pub fn shape(&self) -> &'a [usize] {
         self.shape
     }
+}
+
+/// An operand of a statement as it is read: itself, or a copy where it overlaps the target
+/// (see [`TargetAccess::detach`]).
+pub enum Detached<'o, T> {
+    /// Shares no memory with the target.
+    Original(Access<'o, T>),
+    /// A contiguous copy, taken before the statement wrote anything.
+    Copied(Tensor<T>),
+}
+
+impl<T: Element> Detached<'_, T> {
+    /// The access the statement's kernels read.
+    pub fn access(&self) -> Access<'_, T> {
+        match self {
+            Detached::Original(access) => *access,
+            Detached::Copied(copy) => copy.__tdsl_operand(),
+        }
+    }
+}
+
+/// A contiguous row-major copy of the elements `access` addresses.
+fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
+    let layout = RawLayout::new(
+        access.shape.to_vec(),
+        access.strides.to_vec(),
+        access.offset,
+    );
+    TensorView::from_raw(access.data, access.len, layout).to_tensor()
 }
 
 /// The extents of a tensor whose shape is known only at run time.
@@ -217,10 +302,7 @@ impl<T: Element> Witness for TargetAccess<'_, T> {
     type Elem = T;
 }
 
-impl Witness for f32 {
-    type Elem = f32;
-}
-
-impl Witness for f64 {
-    type Elem = f64;
+// Element types witness themselves, so generic code (`fn f<T: Element>`) gets literals too.
+impl<T: Element> Witness for T {
+    type Elem = T;
 }

@@ -6,11 +6,12 @@
 use rayon::prelude::*;
 
 use crate::element::Element;
-use crate::kernel::{evaluate, Bound, BoundTarget, Mode};
+use crate::kernel::evaluate;
+use crate::step::{Mode, Step};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+enum Role {
     /// In A, B and C: one GEMM per value.
     Batch,
     /// In A and C: a row of the GEMM.
@@ -22,36 +23,35 @@ pub enum Role {
 }
 
 // Heuristic: below this many multiply-adds per call, packing and call overhead outweigh the
-// GEMM kernel's speed, and the fused loop nest wins (measured in benches/contraction.rs).
+// GEMM kernel's speed, and the fused loop nest wins (`cargo bench --bench workloads`).
 const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 
-/// `target (=|+=|← β·target +) α · Σ a·b` where each loop variable has the role given.
+/// `target (=|+=|← β·target +) α · Σ a·b`, as GEMM calls where the loops allow it.
 ///
-/// Same contract as [`evaluate`] with the body `a * b`; `roles` must describe which operands
-/// use each variable (generated code derives them from the accesses).
-#[allow(clippy::too_many_arguments)]
-pub fn contract<T: Element, const L: usize>(
-    target: BoundTarget<'_, T, L>,
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [Bound<'_, T, L>; 2],
-    roles: [Role; L],
-) {
+/// Same contract as [`evaluate`] with the body `a * b`. Each loop's role (batch, row, column,
+/// contracted) is read off which accesses use it; a step that is no GEMM (a loop summed in one
+/// operand only, a broadcast target loop, an in-place operand, a target whose points share
+/// elements) or is too small runs as a loop nest.
+pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
+    let roles = roles(&step);
+    let extents = step.extents;
     let size = |role: Role| -> usize {
         (0..L)
-            .filter(|&var| roles[var] == role)
+            .filter(|&var| roles.is_some_and(|roles| roles[var] == role))
             .map(|var| extents[var])
             .product()
     };
     let work = size(Role::Left) * size(Role::Right) * size(Role::Contracted);
-    if extents.contains(&0) || work < GEMM_THRESHOLD {
-        return evaluate(target, mode, alpha, extents, n_out, operands, |[x, y]| {
-            x * y
-        });
-    }
-    let [a, b] = &operands;
+    let Some(roles) = roles.filter(|_| !extents.contains(&0) && work >= GEMM_THRESHOLD) else {
+        return evaluate(step, |[x, y]| x * y);
+    };
+    let Step {
+        target,
+        mode,
+        alpha,
+        operands: [a, b],
+        ..
+    } = step;
     let plan = GemmPlan::new(&extents, &roles, [&a.strides, &b.strides, &target.strides]);
     let beta = match mode {
         Mode::Assign => T::ZERO,
@@ -89,6 +89,30 @@ pub fn contract<T: Element, const L: usize>(
     }
 }
 
+/// Each loop's role, read off which accesses use it; `None` if the step is no GEMM: a loop of
+/// extent above one used by the target and one operand only on the wrong side, summed in one
+/// operand only or in none, an operand read in place, or a target whose points share elements.
+fn roles<T, const L: usize>(step: &Step<'_, T, L, 2>) -> Option<[Role; L]> {
+    let [a, b] = &step.operands;
+    if a.in_place || b.in_place || !step.injective {
+        return None;
+    }
+    let mut roles = [Role::Batch; L];
+    for (var, role) in roles.iter_mut().enumerate() {
+        let uses = |mask: u64| mask >> var & 1 == 1;
+        *role = match (uses(a.uses), uses(b.uses), var < step.n_out) {
+            (true, true, true) => Role::Batch,
+            (true, false, true) => Role::Left,
+            (false, true, true) => Role::Right,
+            (true, true, false) => Role::Contracted,
+            // A loop of extent one changes no address: any role that GEMM ignores.
+            _ if step.extents[var] <= 1 => Role::Batch,
+            _ => return None,
+        };
+    }
+    Some(roles)
+}
+
 // Heuristic: below about this many multiply-adds (a 128³ GEMM), one thread is as fast.
 const PARALLEL_GEMM_WORK: usize = 1 << 21;
 
@@ -105,7 +129,8 @@ struct Calls<'p, T, const L: usize> {
 }
 
 // SAFETY: threads run calls for different outer indices or different rows, which write
-// disjoint elements of C; A and B are only read.
+// disjoint elements of C because `contract` runs GEMMs only for injective targets (the step
+// checked it); A and B are only read and share no memory with C (the step checked it).
 unsafe impl<T: Sync, const L: usize> Sync for Calls<'_, T, L> {}
 
 impl<T: Element, const L: usize> Calls<'_, T, L> {
@@ -140,10 +165,11 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
             } else {
                 T::from_f64(1.0)
             };
-            // SAFETY: `bind` proved every offset reachable over the loop nest inside each
-            // buffer; these calls address a part of it. The target is not read by the operands
-            // of a summing step (the compiler reads a target in place only point-wise), so C
-            // overlaps neither A nor B.
+            // SAFETY: the step proved every offset reachable over the loop nest inside each
+            // buffer, and each call addresses loop values within the extents (merged
+            // dimensions are products of whole loops); C's elements are distinct (an injective
+            // target) and overlap neither A nor B (the step's overlap check; in-place operands
+            // never reach a GEMM).
             unsafe {
                 T::gemm(
                     rows.len(),
@@ -210,8 +236,10 @@ impl<'s, const L: usize> GemmPlan<'s, L> {
     }
 }
 
-/// The largest set of `vars` that forms one regular dimension in every operand of `used`,
-/// over the orders of `vars` (a role has few variables), and the variables left to loop over.
+/// The largest chain of `vars` that forms one regular dimension in every operand of `used`
+/// (each next variable's stride is the chain's stride times its extent), and the variables left
+/// to loop over. Every variable starts a chain once, and a chain grows by the one variable that
+/// continues it, so this costs O(n³) for n variables instead of trying all n! orders.
 fn merge<const L: usize>(
     vars: &[usize],
     extents: &[usize; L],
@@ -219,53 +247,39 @@ fn merge<const L: usize>(
     used: &[usize],
 ) -> (Dimension, Vec<usize>) {
     let mut best = (Dimension::UNIT, vars.to_vec());
-    let mut order = vars.to_vec();
-    permutations(&mut order, 0, &mut |order| {
-        // The longest suffix of `order` (innermost last) that merges in every operand.
-        let mut merged = Dimension::UNIT;
-        let mut start = order.len();
-        while start > 0 {
-            let var = order[start - 1];
-            let fits = merged.extent == 1
-                || used
-                    .iter()
-                    .all(|&o| strides[o][var] == merged.strides[o] * merged.extent as isize);
-            if !fits {
-                break;
-            }
-            for &o in used {
-                if merged.extent == 1 {
-                    merged.strides[o] = strides[o][var];
-                }
-            }
-            merged.extent *= extents[var];
-            start -= 1;
+    for &first in vars {
+        let mut merged = Dimension {
+            extent: extents[first],
+            strides: [0; 3],
+        };
+        for &o in used {
+            merged.strides[o] = strides[o][first];
+        }
+        let mut chain = vec![first];
+        while let Some(&next) = vars.iter().find(|&&var| {
+            !chain.contains(&var)
+                && used.iter().all(|&o| {
+                    merged.strides[o]
+                        .checked_mul(merged.extent as isize)
+                        .is_some_and(|stride| strides[o][var] == stride)
+                })
+        }) {
+            merged.extent *= extents[next];
+            chain.push(next);
         }
         if merged.extent > best.0.extent {
-            best = (merged, order[..start].to_vec());
+            let rest = vars.iter().copied().filter(|var| !chain.contains(var));
+            best = (merged, rest.collect());
         }
-    });
+    }
     best
-}
-
-/// Calls `f` with every ordering of `items[from..]` (a role's variables: a handful at most).
-fn permutations(items: &mut [usize], from: usize, f: &mut impl FnMut(&[usize])) {
-    if from + 1 >= items.len() {
-        f(items);
-        return;
-    }
-    for k in from..items.len() {
-        items.swap(from, k);
-        permutations(items, from + 1, f);
-        items.swap(from, k);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::access::{Operand, TargetOwned};
-    use crate::kernel::Axis;
+    use crate::step::Axis;
     use crate::tensor::Tensor;
 
     fn filled(shape: &[usize], seed: usize) -> Tensor<f64> {
@@ -285,21 +299,25 @@ mod tests {
         let mut c = filled(&[ni, nj], 3);
         let before = c.clone();
         let extents = [ni, nj, nk, nl];
-        let (ra, rb) = (a.__tdsl_operand(), b.__tdsl_operand());
         let target = c.__tdsl_target();
         let loops = |axes: &[usize]| axes.iter().map(|&v| Axis::Loop(v)).collect::<Vec<_>>();
-        contract(
-            target.bind(&loops(&[0, 1]), &extents, 2),
+        let (c_axes, a_axes, b_axes) = (loops(&[0, 1]), loops(&[0, 2, 3]), loops(&[2, 1, 3]));
+        let step = Step::new(
+            target.at(&c_axes),
             Mode::Scale(0.5),
             2.0,
             extents,
             2,
             [
-                ra.bind(&loops(&[0, 2, 3]), &extents),
-                rb.bind(&loops(&[2, 1, 3]), &extents),
+                a.__tdsl_operand().at(&a_axes),
+                b.__tdsl_operand().at(&b_axes),
             ],
-            [Role::Left, Role::Right, Role::Contracted, Role::Contracted],
         );
+        assert_eq!(
+            roles(&step),
+            Some([Role::Left, Role::Right, Role::Contracted, Role::Contracted])
+        );
+        contract(step);
         for i in 0..ni {
             for j in 0..nj {
                 let mut sum = 0.0;

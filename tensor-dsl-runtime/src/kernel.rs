@@ -2,176 +2,12 @@
 //! first `n_out` of them the target's. Invariant: every element read or written was proven in
 //! bounds before the first iteration, so the inner loops are unchecked.
 
-use std::marker::PhantomData;
+use std::ops::Range;
 
-use crate::access::{Access, TargetAccess};
 use rayon::prelude::*;
 
 use crate::element::Element;
-
-/// How one axis of an access is addressed: by a loop variable, or at a fixed position.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Axis {
-    /// The axis follows loop variable number `0`.
-    Loop(usize),
-    /// The axis stays at this position.
-    Fixed(usize),
-}
-
-/// How a kernel combines its value with the target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode<T> {
-    /// `target = value`
-    Assign,
-    /// `target += value`
-    Add,
-    /// `target = β · target + value` (the GEMM update)
-    Scale(T),
-}
-
-/// An access bound to a loop nest: base offset plus one stride per loop variable.
-///
-/// A loop variable used on several axes (`a[i, i]`) gets the sum of their strides.
-pub struct Bound<'a, T, const L: usize> {
-    pub(crate) data: *const T,
-    pub(crate) base: isize,
-    pub(crate) strides: [isize; L],
-    _borrow: PhantomData<&'a T>,
-}
-
-impl<T, const L: usize> Bound<'_, T, L> {
-    /// An access already bound and proven in bounds by the caller.
-    pub(crate) fn from_raw(data: *const T, base: isize, strides: [isize; L]) -> Self {
-        Bound {
-            data,
-            base,
-            strides,
-            _borrow: PhantomData,
-        }
-    }
-}
-
-impl<T, const L: usize> BoundTarget<'_, T, L> {
-    /// A target already bound and proven in bounds by the caller.
-    pub(crate) fn from_raw(data: *mut T, base: isize, strides: [isize; L]) -> Self {
-        BoundTarget {
-            data,
-            base,
-            strides,
-            _borrow: PhantomData,
-        }
-    }
-}
-
-/// Binds raw parts to a loop nest and proves every addressable offset lies in `0..len`.
-///
-/// # Panics
-/// On a rank, extent or position mismatch: generated code checks these earlier with messages
-/// for users, so reaching one of these panics is a bug in the compiler.
-fn bind_parts<const L: usize>(
-    len: usize,
-    shape: &[usize],
-    strides: &[isize],
-    offset: isize,
-    axes: &[Axis],
-    extents: &[usize; L],
-    checked_loops: std::ops::Range<usize>,
-) -> (isize, [isize; L]) {
-    assert_eq!(shape.len(), axes.len(), "tensor-dsl bug: rank not checked");
-    let mut base = offset;
-    let mut loop_strides = [0isize; L];
-    for ((&axis, &extent), &stride) in axes.iter().zip(shape).zip(strides) {
-        match axis {
-            Axis::Loop(var) => {
-                assert_eq!(extents[var], extent, "tensor-dsl bug: extent not checked");
-                loop_strides[var] += stride;
-            }
-            Axis::Fixed(position) => {
-                assert!(position < extent, "tensor-dsl bug: position not checked");
-                base += position as isize * stride;
-            }
-        }
-    }
-    // Only loops that actually run can address memory; if one of them is empty, nothing is.
-    if checked_loops.clone().all(|var| extents[var] > 0) {
-        let (mut low, mut high) = (base, base);
-        for var in checked_loops {
-            let reach = (extents[var] as isize - 1) * loop_strides[var];
-            if reach < 0 {
-                low += reach;
-            } else {
-                high += reach;
-            }
-        }
-        assert!(
-            low >= 0 && (high as usize) < len,
-            "tensor-dsl bug: access outside its buffer"
-        );
-    }
-    (base, loop_strides)
-}
-
-impl<'a, T> Access<'a, T> {
-    /// Binds this operand's axes to the loop variables of a nest with the given extents.
-    pub fn bind<const L: usize>(&self, axes: &[Axis], extents: &[usize; L]) -> Bound<'a, T, L> {
-        let (base, strides) = bind_parts(
-            self.len,
-            self.shape,
-            self.strides,
-            self.offset,
-            axes,
-            extents,
-            0..L,
-        );
-        Bound {
-            data: self.data,
-            base,
-            strides,
-            _borrow: PhantomData,
-        }
-    }
-}
-
-/// A target bound to a loop nest (see [`Bound`]); loop variables past `n_out` have stride 0.
-pub struct BoundTarget<'a, T, const L: usize> {
-    pub(crate) data: *mut T,
-    pub(crate) base: isize,
-    pub(crate) strides: [isize; L],
-    _borrow: PhantomData<&'a std::cell::Cell<T>>,
-}
-
-impl<'a, T> TargetAccess<'a, T> {
-    /// Binds the target's axes to the first `n_out` loop variables of a nest.
-    pub fn bind<const L: usize>(
-        &self,
-        axes: &[Axis],
-        extents: &[usize; L],
-        n_out: usize,
-    ) -> BoundTarget<'a, T, L> {
-        assert!(
-            axes.iter().all(|axis| match axis {
-                Axis::Loop(var) => *var < n_out,
-                Axis::Fixed(_) => true,
-            }),
-            "tensor-dsl bug: target indexed by a reduction variable"
-        );
-        let (base, strides) = bind_parts(
-            self.len,
-            self.shape,
-            self.strides,
-            self.offset,
-            axes,
-            extents,
-            0..n_out,
-        );
-        BoundTarget {
-            data: self.data,
-            base,
-            strides,
-            _borrow: PhantomData,
-        }
-    }
-}
+use crate::step::{Mode, Step};
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
@@ -182,16 +18,19 @@ impl<'a, T> TargetAccess<'a, T> {
 /// The loops run in an order chosen from the strides (the smallest stride innermost), inner
 /// runs over unit strides are unchecked slices the compiler vectorizes, sums keep
 /// [`LANES`] partial sums, and a point-wise copy that reads across the target's rows is tiled.
-#[allow(clippy::too_many_arguments)]
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
-    target: BoundTarget<'_, T, L>,
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [Bound<'_, T, L>; N],
+    step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
 ) {
+    let Step {
+        target,
+        mode,
+        alpha,
+        extents,
+        n_out,
+        operands,
+        injective,
+    } = step;
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
     let mut order = loop_order(&extents, n_out, &target.strides, &operand_strides);
@@ -228,7 +67,8 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     let points: usize = extents.iter().product();
     let threads = rayon::current_num_threads();
     let split = (0..n_out).find(|&k| extents[k] > 1);
-    let large = threads > 1 && points * (N + 1) >= PARALLEL_WORK;
+    // Only a target whose points address distinct elements may be split between threads.
+    let large = threads > 1 && injective && points * (N + 1) >= PARALLEL_WORK;
     if let (true, 0, Some(split)) = (large, n_out, (0..L).find(|&k| extents[k] > 1)) {
         // A scalar result: each thread sums part of one summed loop, then the parts are added.
         let length = extents[split];
@@ -360,18 +200,16 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
             target_strides,
             start,
             |point| {
-                let mut sum = T::ZERO;
+                let mut sum = Cascade::new();
                 visit(
                     extents,
                     n_out..inner,
                     operand_strides,
                     target_strides,
                     point,
-                    |at| {
-                        sum += nest.sum_run(at, extents[inner], &operand_strides[inner]);
-                    },
+                    |at| sum.add(nest.sum_run(at, extents[inner], &operand_strides[inner])),
                 );
-                nest.store(point.target, sum);
+                nest.store(point.target, sum.total());
             },
         );
     }
@@ -380,6 +218,58 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
 /// Partial sums kept by a summing run, and the chunk length of a point-wise one: enough
 /// independent lanes for the compiler to fill the widest vector registers.
 pub const LANES: usize = 16;
+
+/// Points a summing run adds in lanes before its blocks are added pairwise: long enough that
+/// the pairwise step costs nothing measurable, short enough that each lane adds few values.
+const BLOCK: usize = 32 * LANES;
+
+/// The sum of `LANES` partial sums, added pairwise.
+#[inline(always)]
+fn pairwise<T: Element>(mut lanes: [T; LANES]) -> T {
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for lane in 0..width {
+            lanes[lane] += lanes[lane + width];
+        }
+    }
+    lanes[0]
+}
+
+/// Adds values pairwise as they arrive: level `k` holds the sum of `2^k` values while bit `k`
+/// of `count` is set, like a binary counter. Sums of many runs (the outer loops of a reduction)
+/// then keep the logarithmic error growth of each run's own pairwise sum.
+struct Cascade<T> {
+    levels: [T; 64],
+    count: u64,
+}
+
+impl<T: Element> Cascade<T> {
+    fn new() -> Self {
+        Cascade {
+            levels: [T::ZERO; 64],
+            count: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, value: T) {
+        let mut carry = value;
+        let mut level = 0;
+        while self.count >> level & 1 == 1 {
+            carry += self.levels[level];
+            level += 1;
+        }
+        self.levels[level] = carry;
+        self.count += 1;
+    }
+
+    fn total(&self) -> T {
+        (0..64)
+            .filter(|&level| self.count >> level & 1 == 1)
+            .fold(T::ZERO, |total, level| total + self.levels[level])
+    }
+}
 
 // Heuristic: 32 × 32 elements of each array fit in the first-level cache together.
 const TILE: usize = 32;
@@ -449,15 +339,34 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// Writes `α · value` into the target at `offset` according to the mode.
     #[inline(always)]
     fn store(&self, offset: isize, value: T) {
-        // SAFETY: callers pass offsets of target elements proven in bounds by `bind`.
+        // SAFETY: callers pass offsets of target elements proven in bounds by the step.
         unsafe { combine(self.mode, self.alpha, self.target.offset(offset), value) }
     }
 
     /// Σ over `length` points along one loop of the operands' elements mapped by `body`.
+    ///
+    /// Blocks of [`BLOCK`] points are summed in [`LANES`] partial sums and the blocks' sums are
+    /// added pairwise, so the rounding error grows with the logarithm of the length, not with
+    /// the length (numpy's pairwise summation), at the cost of one call per block.
     #[inline(always)]
     fn sum_run(&self, start: Point<N>, length: usize, strides: &[isize; N]) -> T {
-        // SAFETY (whole function): `bind` proved every element of the loop nest in bounds, and a
-        // run stays inside it.
+        self.sum_range(start, 0..length, strides)
+    }
+
+    fn sum_range(&self, start: Point<N>, range: Range<usize>, strides: &[isize; N]) -> T {
+        if range.len() <= BLOCK {
+            return self.sum_block(start, range, strides);
+        }
+        // Split at a multiple of LANES so the halves keep whole chunks.
+        let middle = range.start + (range.len() / 2).next_multiple_of(LANES);
+        self.sum_range(start, range.start..middle, strides)
+            + self.sum_range(start, middle..range.end, strides)
+    }
+
+    #[inline(always)]
+    fn sum_block(&self, start: Point<N>, range: Range<usize>, strides: &[isize; N]) -> T {
+        // SAFETY (whole function): the step's proof covers every element of the loop nest, and
+        // a run stays inside it.
         let load = |k: usize| -> [T; N] {
             std::array::from_fn(|o| unsafe {
                 self.data[o]
@@ -465,12 +374,12 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                     .read()
             })
         };
-        let mut k = 0;
+        let mut k = range.start;
         let mut sum = T::ZERO;
-        if length >= LANES {
+        if range.len() >= LANES {
             if let Some(broadcast) = self.broadcast(start, strides) {
                 let mut lanes = [T::ZERO; LANES];
-                while k + LANES <= length {
+                while k + LANES <= range.end {
                     let source = self.chunk(start, strides, &broadcast, k);
                     for (lane, partial) in lanes.iter_mut().enumerate() {
                         let values = std::array::from_fn(|o| unsafe { source[o].add(lane).read() });
@@ -478,12 +387,10 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                     }
                     k += LANES;
                 }
-                sum = lanes
-                    .into_iter()
-                    .fold(T::ZERO, |total, partial| total + partial);
+                sum = pairwise(lanes);
             }
         }
-        while k < length {
+        while k < range.end {
             sum += (self.body)(load(k));
             k += 1;
         }
@@ -497,7 +404,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         strides.iter().all(|&s| s == 0 || s == 1).then(|| {
             std::array::from_fn(|o| {
                 if strides[o] == 0 {
-                    // SAFETY: the run's first element is in bounds (`bind`).
+                    // SAFETY: the run's first element is in bounds (the step's proof).
                     [unsafe { self.data[o].offset(start.operands[o]).read() }; LANES]
                 } else {
                     [T::ZERO; LANES]
@@ -517,7 +424,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     ) -> [*const T; N] {
         std::array::from_fn(|o| {
             if strides[o] == 1 {
-                // SAFETY: the chunk lies inside the run, which `bind` proved in bounds.
+                // SAFETY: the chunk lies inside the run, which the step proved in bounds.
                 unsafe { self.data[o].offset(start.operands[o]).add(k) }
             } else {
                 broadcast[o].as_ptr()
@@ -670,7 +577,8 @@ fn visit<const L: usize, const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{Operand, TargetOwned};
+    use crate::access::{Operand, TargetAccess, TargetOwned};
+    use crate::step::Axis;
     use crate::tensor::Tensor;
 
     #[test]
@@ -679,20 +587,19 @@ mod tests {
         let b = Tensor::<f64>::from_fn([3, 4], |ix| (ix[0] + ix[1]) as f64);
         let mut c = Tensor::<f64>::zeros([2, 4]);
         let extents = [2, 4, 3]; // i, j, k
-        let (ra, rb) = (a.__tdsl_operand(), b.__tdsl_operand());
         let target = c.__tdsl_target();
-        evaluate(
-            target.bind(&[Axis::Loop(0), Axis::Loop(1)], &extents, 2),
+        let step = Step::new(
+            target.at(&[Axis::Loop(0), Axis::Loop(1)]),
             Mode::Assign,
             1.0,
             extents,
             2,
             [
-                ra.bind(&[Axis::Loop(2), Axis::Loop(0)], &extents),
-                rb.bind(&[Axis::Loop(2), Axis::Loop(1)], &extents),
+                a.__tdsl_operand().at(&[Axis::Loop(2), Axis::Loop(0)]),
+                b.__tdsl_operand().at(&[Axis::Loop(2), Axis::Loop(1)]),
             ],
-            |[x, y]| x * y,
         );
+        evaluate(step, |[x, y]| x * y);
         for i in 0..2 {
             for j in 0..4 {
                 let expected: f64 = (0..3).map(|k| a[[k, i]] * b[[k, j]]).sum();
@@ -705,43 +612,65 @@ mod tests {
     fn trace_and_empty_sum() {
         let a = Tensor::<f32>::from_fn([3, 3], |ix| (ix[0] * 3 + ix[1]) as f32);
         let mut total = 7.0f32;
-        let access = a.__tdsl_operand();
         let target = TargetAccess::scalar(&mut total);
-        let extents = [3];
-        evaluate(
-            target.bind(&[], &extents, 0),
+        let step = Step::new(
+            target.at(&[]),
             Mode::Add,
             1.0,
-            extents,
+            [3],
             0,
-            [access.bind(&[Axis::Loop(0), Axis::Loop(0)], &extents)],
-            |[x]| x,
+            [a.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(0)])],
         );
+        evaluate(step, |[x]| x);
         assert_eq!(total, 7.0 + 0.0 + 4.0 + 8.0);
 
         let empty = Tensor::<f32>::zeros([2, 0]);
         let mut sums = Tensor::<f32>::from_fn([2], |_| 5.0);
-        let extents = [2, 0];
-        let access = empty.__tdsl_operand();
         let target = sums.__tdsl_target();
-        evaluate(
-            target.bind(&[Axis::Loop(0)], &extents, 1),
+        let step = Step::new(
+            target.at(&[Axis::Loop(0)]),
             Mode::Assign,
             1.0,
-            extents,
+            [2, 0],
             1,
-            [access.bind(&[Axis::Loop(0), Axis::Loop(1)], &extents)],
-            |[x]| x,
+            [empty.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)])],
         );
+        evaluate(step, |[x]| x);
         assert_eq!(sums.as_slice(), &[0.0, 0.0]);
     }
 
     #[test]
-    #[should_panic(expected = "tensor-dsl bug")]
-    fn binding_with_wrong_extents_is_caught() {
-        let a = Tensor::<f64>::zeros([2, 2]);
-        let _ = a
-            .__tdsl_operand()
-            .bind(&[Axis::Loop(0), Axis::Loop(0)], &[3]);
+    fn long_sums_are_as_accurate_as_pairwise_summation() {
+        // Values alternating 1e4 and 1e-3: adding them one by one in f32 loses the small ones
+        // once the sum is large; pairwise blocks keep the error near f32's epsilon.
+        let n = 1 << 22;
+        let values = Tensor::<f32>::from_fn([n], |ix| if ix[0] % 2 == 0 { 1e4 } else { 1e-3 });
+        let exact = (n / 2) as f64 * (1e4 + f64::from(1e-3f32));
+        for shape in [[n, 1], [n / 64, 64], [64, n / 64]] {
+            let matrix = Tensor::from_shape_vec(shape, values.as_slice().to_vec()).unwrap();
+            let mut total = 0.0f32;
+            let target = TargetAccess::scalar(&mut total);
+            let step = Step::new(
+                target.at(&[]),
+                Mode::Assign,
+                1.0,
+                shape,
+                0,
+                [matrix.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)])],
+            );
+            evaluate(step, |[x]| x);
+            let error = (f64::from(total) - exact).abs() / exact;
+            assert!(error < 1e-6, "shape {shape:?}: relative error {error}");
+        }
+    }
+
+    #[test]
+    fn cascade_adds_pairwise() {
+        let mut cascade = Cascade::<f64>::new();
+        for value in 1..=1000 {
+            cascade.add(f64::from(value));
+        }
+        assert_eq!(cascade.total(), 500_500.0);
+        assert_eq!(pairwise([1.0f64; LANES]), LANES as f64);
     }
 }

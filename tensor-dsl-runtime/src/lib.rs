@@ -10,8 +10,10 @@
 //! multi-index `(i₀, …, iₙ)` lives at `offset + Σ iₖ·strideₖ`.
 //!
 //! Generated code turns every operand into an `Access` (pointer, buffer length, layout) and
-//! every target into a `TargetAccess`; the kernels prove each address in bounds once before
-//! their loops run.
+//! every target into a `TargetAccess`. Each kernel call takes one `Step`, whose constructor is
+//! the runtime's only proof: every address in bounds, the target's points distinct where threads
+//! split them, and no operand sharing memory with the target (generated code reads such an
+//! operand through a copy taken before the statement writes).
 
 mod access;
 mod check;
@@ -21,6 +23,7 @@ mod gemm;
 mod kernel;
 mod network;
 mod shape;
+mod step;
 mod tensor;
 mod view;
 

@@ -7,8 +7,9 @@
 use std::sync::Mutex;
 
 use crate::element::Element;
-use crate::gemm::{contract, Role};
-use crate::kernel::{evaluate, Bound, BoundTarget, Mode};
+use crate::gemm::contract;
+use crate::kernel::evaluate;
+use crate::step::{Bound, BoundTarget, Mode, Step};
 
 /// Pairwise contractions in execution order: intermediates `0..n` are the factors, each
 /// contraction adds the next.
@@ -46,130 +47,118 @@ impl PlanCache {
     }
 }
 
-/// `target (=|+=|← β·target +) α · Σ Π factors`, factor `f` using the loop variables in the
-/// bit set `uses[f]`. Same contract as [`evaluate`] with the body "product of all operands".
-#[allow(clippy::too_many_arguments)]
+/// `target (=|+=|← β·target +) α · Σ Π operands`: same contract as [`evaluate`] with the body
+/// "product of all operands", run as pairwise contractions through temporaries in the order
+/// cached for these extents. Which loops each factor uses is read off its access.
 pub fn contract_network<T: Element, const L: usize, const N: usize>(
-    target: BoundTarget<'_, T, L>,
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [Bound<'_, T, L>; N],
-    uses: [u64; N],
+    step: Step<'_, T, L, N>,
     cache: &PlanCache,
 ) {
-    let out: u64 = (0..n_out).fold(0, |mask, var| mask | 1 << var);
-    if extents.contains(&0) || N < 3 {
-        return evaluate(target, mode, alpha, extents, n_out, operands, |values| {
+    let extents = step.extents;
+    let pairwise_ok = N >= 3 && step.injective && step.operands.iter().all(|o| !o.in_place);
+    if extents.contains(&0) || !pairwise_ok {
+        return evaluate(step, |values| {
             values
                 .into_iter()
                 .fold(T::from_f64(1.0), |product, value| product * value)
         });
     }
-    let order = cache.order(&extents, &uses, out);
-    // Intermediates: the inputs, then one per contraction; temporaries own their buffers.
-    let mut parts: Vec<Part<T, L>> = operands
-        .iter()
-        .zip(uses)
-        .map(|(operand, vars)| Part {
-            data: operand.data,
-            base: operand.base,
-            strides: operand.strides,
-            vars,
-            _buffer: None,
-        })
-        .collect();
+    let out = step.target.uses;
+    let order = cache.order(&extents, &step.operands.map(|o| o.uses), out);
+    // What each intermediate keeps (the factors, then one per contraction) and the temporaries'
+    // elements, allocated before any contraction runs.
+    let mut vars: Vec<u64> = step.operands.iter().map(|o| o.uses).collect();
     let mut alive: Vec<bool> = vec![true; N];
-    for (step, &(x, y)) in order.iter().enumerate() {
+    let mut temporaries: Vec<(Vec<T>, [isize; L])> = Vec::new();
+    for (k, &(x, y)) in order.iter().enumerate() {
+        assert!(
+            x != y && alive[x] && alive[y],
+            "tensor-dsl bug: a contraction order must use each intermediate once"
+        );
         alive[x] = false;
         alive[y] = false;
-        let involved = parts[x].vars | parts[y].vars;
-        let needed_later = (0..parts.len())
+        let needed_later = (0..vars.len())
             .filter(|&p| alive[p])
-            .fold(out, |mask, p| mask | parts[p].vars);
-        let last = step + 1 == order.len();
-        let kept = if last { out } else { involved & needed_later };
-        let (left, right) = (parts[x].bound(), parts[y].bound());
-        if last {
-            pair(
-                (left, right, parts[x].vars, parts[y].vars),
-                (target.data, target.base, target.strides, mode, alpha),
-                kept,
-                &extents,
-            );
-            return;
+            .fold(out, |mask, p| mask | vars[p]);
+        let last = k + 1 == order.len();
+        let kept = if last {
+            out
+        } else {
+            (vars[x] | vars[y]) & needed_later
+        };
+        if !last {
+            temporaries.push(temporary(&extents, kept));
         }
-        let size: usize = (0..L)
-            .filter(|&v| kept >> v & 1 == 1)
-            .map(|v| extents[v])
-            .product();
-        let mut buffer = vec![T::ZERO; size];
-        let mut strides = [0isize; L];
-        let mut stride = 1isize;
-        for var in (0..L).rev().filter(|&v| kept >> v & 1 == 1) {
-            strides[var] = stride;
-            stride *= extents[var] as isize;
-        }
-        pair(
-            (left, right, parts[x].vars, parts[y].vars),
-            (
-                buffer.as_mut_ptr(),
-                0,
-                strides,
+        vars.push(kept);
+        alive.push(true);
+    }
+    let Step {
+        target,
+        mode,
+        alpha,
+        operands,
+        ..
+    } = step;
+    let mut target = Some(target);
+    for (k, &(x, y)) in order.iter().enumerate() {
+        let (done, rest) = temporaries.split_at_mut(k);
+        let part = |p: usize| match p.checked_sub(N) {
+            None => operands[p],
+            Some(t) => Bound::over(&done[t].0, done[t].1, vars[p]),
+        };
+        let (output, mode, alpha) = match rest.first_mut() {
+            Some((buffer, strides)) => (
+                BoundTarget::over(buffer, *strides, vars[N + k]),
                 Mode::Assign,
                 T::from_f64(1.0),
             ),
-            kept,
-            &extents,
-        );
-        parts.push(Part {
-            data: buffer.as_ptr(),
-            base: 0,
-            strides,
-            vars: kept,
-            _buffer: Some(buffer),
-        });
-        alive.push(true);
+            None => (
+                target
+                    .take()
+                    .expect("tensor-dsl bug: one final contraction"),
+                mode,
+                alpha,
+            ),
+        };
+        pair(part(x), part(y), output, mode, alpha, &extents);
     }
 }
 
-/// An operand or temporary of the network, addressed over all `L` loop variables.
-struct Part<T, const L: usize> {
-    data: *const T,
-    base: isize,
-    strides: [isize; L],
-    vars: u64,
-    /// Keeps a temporary's elements alive (and in place) while `data` points at them.
-    _buffer: Option<Vec<T>>,
-}
-
-impl<T, const L: usize> Part<T, L> {
-    fn bound(&self) -> Bound<'_, T, L> {
-        Bound::from_raw(self.data, self.base, self.strides)
+/// A zeroed row-major buffer over the loops in `kept` (in loop order) and each loop's stride
+/// in it.
+///
+/// # Panics
+/// If the element count overflows `usize` (no such temporary could be allocated anyway).
+fn temporary<T: Element, const L: usize>(extents: &[usize; L], kept: u64) -> (Vec<T>, [isize; L]) {
+    let mut strides = [0isize; L];
+    let mut count = 1usize;
+    for var in (0..L).rev().filter(|&v| kept >> v & 1 == 1) {
+        strides[var] = isize::try_from(count).expect("temporary too large");
+        count = count
+            .checked_mul(extents[var])
+            .expect("the temporary of a contraction has more elements than fit in usize");
     }
+    (vec![T::ZERO; count], strides)
 }
 
-/// Where a pairwise contraction writes: pointer, base offset, strides, mode and α.
-type Output<T, const L: usize> = (*mut T, isize, [isize; L], Mode<T>, T);
-
-/// Contracts two parts into `output` over the variables in `kept`, summing the others they
-/// use: the variables are reordered so `kept` come first, and variables neither part uses
-/// get extent 1.
-fn pair<T: Element, const L: usize>(
-    (left, right, left_vars, right_vars): (Bound<'_, T, L>, Bound<'_, T, L>, u64, u64),
-    output: Output<T, L>,
-    kept: u64,
+/// Contracts two parts into `output`, summing the loops they use that it does not: loops are
+/// renumbered so the output's come first, and loops neither part uses get extent 1. The step
+/// is proven afresh, so nothing here is trusted.
+fn pair<'a, T: Element, const L: usize>(
+    left: Bound<'a, T, L>,
+    right: Bound<'a, T, L>,
+    output: BoundTarget<'a, T, L>,
+    mode: Mode<T>,
+    alpha: T,
     extents: &[usize; L],
 ) {
-    let (data, base, strides, mode, alpha) = output;
-    let involved = left_vars | right_vars | kept;
+    let kept = output.uses;
+    let involved = left.uses | right.uses | kept;
     let in_set = |mask: u64, var: usize| mask >> var & 1 == 1;
     let mut order: Vec<usize> = (0..L).filter(|&v| in_set(kept, v)).collect();
     order.extend((0..L).filter(|&v| in_set(involved, v) && !in_set(kept, v)));
     order.extend((0..L).filter(|&v| !in_set(involved, v)));
-    let n_out = (kept.count_ones()) as usize;
-    let permute = |values: &[isize; L]| -> [isize; L] { std::array::from_fn(|k| values[order[k]]) };
+    let order: [usize; L] = std::array::from_fn(|k| order[k]);
     let new_extents: [usize; L] = std::array::from_fn(|k| {
         let var = order[k];
         if in_set(involved, var) {
@@ -178,42 +167,16 @@ fn pair<T: Element, const L: usize>(
             1
         }
     });
-    let roles: Option<[Role; L]> = (0..L)
-        .map(|k| {
-            let var = order[k];
-            match (
-                in_set(left_vars, var),
-                in_set(right_vars, var),
-                in_set(kept, var),
-            ) {
-                (true, true, true) => Some(Role::Batch),
-                (true, false, true) => Some(Role::Left),
-                (false, true, true) => Some(Role::Right),
-                (true, true, false) => Some(Role::Contracted),
-                // Unused variables have extent 1: any role that GEMM ignores.
-                (false, false, false) => Some(Role::Batch),
-                _ => None,
-            }
-        })
-        .collect::<Option<Vec<Role>>>()
-        .map(|roles| std::array::from_fn(|k| roles[k]));
-    let target = BoundTarget::from_raw(data, base, permute(&strides));
-    let operands = [
-        Bound::from_raw(left.data, left.base, permute(&left.strides)),
-        Bound::from_raw(right.data, right.base, permute(&right.strides)),
-    ];
-    match roles {
-        Some(roles) => contract(target, mode, alpha, new_extents, n_out, operands, roles),
-        None => evaluate(
-            target,
-            mode,
-            alpha,
-            new_extents,
-            n_out,
-            operands,
-            |[x, y]| x * y,
-        ),
-    }
+    let n_out = kept.count_ones() as usize;
+    let step = Step::assemble(
+        output.reordered(&order),
+        mode,
+        alpha,
+        new_extents,
+        n_out,
+        [left.reordered(&order), right.reordered(&order)],
+    );
+    contract(step);
 }
 
 /// The order of pairwise contractions (indices of intermediates: inputs `0..n`, then one per

@@ -24,17 +24,25 @@ impl<T: Element> Tensor<T> {
     ///
     /// # Panics
     /// If the element count overflows `usize`.
+    #[track_caller]
     pub fn zeros(shape: impl IntoShape) -> Self {
         let shape = shape.into_shape();
-        let count = element_count(&shape).unwrap_or_else(|error| panic!("{error}"));
+        let count = match element_count(&shape) {
+            Ok(count) => count,
+            Err(error) => panic!("{error}"),
+        };
         Self::from_parts(vec![T::ZERO; count], shape)
     }
 
     /// A tensor of the given shape whose element at each multi-index is `f(index)`, filled in
     /// row-major order.
+    #[track_caller]
     pub fn from_fn(shape: impl IntoShape, mut f: impl FnMut(&[usize]) -> T) -> Self {
         let shape = shape.into_shape();
-        let count = element_count(&shape).unwrap_or_else(|error| panic!("{error}"));
+        let count = match element_count(&shape) {
+            Ok(count) => count,
+            Err(error) => panic!("{error}"),
+        };
         let mut data = Vec::with_capacity(count);
         let mut index = vec![0usize; shape.len()];
         for _ in 0..count {
@@ -152,19 +160,29 @@ impl<T, const N: usize> Index<[usize; N]> for Tensor<T> {
 
     #[track_caller]
     fn index(&self, index: [usize; N]) -> &T {
-        let shape = &self.shape;
-        self.get(&index)
-            .unwrap_or_else(|| panic!("index {index:?} is outside shape {shape:?}"))
+        // A `match`, not `unwrap_or_else`: a panic inside a closure would be reported at the
+        // closure, here, instead of at the caller's indexing expression.
+        match flat_offset(&self.shape, &self.strides, 0, &index) {
+            Some(offset) => &self.data[offset as usize],
+            None => outside(&index, &self.shape),
+        }
     }
 }
 
 impl<T, const N: usize> IndexMut<[usize; N]> for Tensor<T> {
     #[track_caller]
     fn index_mut(&mut self, index: [usize; N]) -> &mut T {
-        let shape = self.shape.clone();
-        self.get_mut(&index)
-            .unwrap_or_else(|| panic!("index {index:?} is outside shape {shape:?}"))
+        match flat_offset(&self.shape, &self.strides, 0, &index) {
+            Some(offset) => &mut self.data[offset as usize],
+            None => outside(&index, &self.shape),
+        }
     }
+}
+
+#[track_caller]
+#[cold]
+fn outside(index: &[usize], shape: &[usize]) -> ! {
+    panic!("index {index:?} is outside shape {shape:?}")
 }
 
 #[cfg(test)]

@@ -29,9 +29,12 @@ impl RawLayout {
 
     #[track_caller]
     fn permuted(self, axes: &[usize]) -> Self {
-        let (shape, strides) =
-            permute(&self.shape, &self.strides, axes).unwrap_or_else(|error| panic!("{error}"));
-        RawLayout::new(shape, strides, self.offset)
+        // A `match`, not `unwrap_or_else`: a panic inside a closure would be reported here
+        // instead of at the caller.
+        match permute(&self.shape, &self.strides, axes) {
+            Ok((shape, strides)) => RawLayout::new(shape, strides, self.offset),
+            Err(error) => panic!("{error}"),
+        }
     }
 
     /// The buffer offset of a multi-index, or `None` if it has the wrong length or is out of
@@ -42,8 +45,10 @@ impl RawLayout {
 
     #[track_caller]
     fn sliced(mut self, axis: usize, range: Range<usize>) -> Self {
-        let (shift, extent) = slice(&self.shape, &self.strides, axis, range)
-            .unwrap_or_else(|error| panic!("{error}"));
+        let (shift, extent) = match slice(&self.shape, &self.strides, axis, range) {
+            Ok(sliced) => sliced,
+            Err(error) => panic!("{error}"),
+        };
         self.offset += shift;
         self.shape[axis] = extent;
         self

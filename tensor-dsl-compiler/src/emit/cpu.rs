@@ -12,7 +12,7 @@ use super::{hidden, hidden_numbered, private, tensor_expr};
 use crate::ir::{
     AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId,
 };
-use crate::lower::{Kernel, Mode, Plan, Role, StatementPlan, Step};
+use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 
 type Extents = HashMap<(usize, String), Ident>;
 
@@ -81,6 +81,7 @@ pub fn emit_statement(
             let place = tensor_expr(&plan.program.tensors, target_tensor);
             let target = hidden("__target");
             let operands = emitter.operand_accesses(steps, Some(target_tensor), Some(&target));
+            let detach = emitter.detach_operands(steps, target_tensor, &target);
             let steps = steps
                 .iter()
                 .map(|step| emitter.step(step, &statement.lhs, Some(target_tensor)));
@@ -92,6 +93,7 @@ pub fn emit_statement(
                         #place.__tdsl_target()
                     };
                     #operands
+                    #detach
                     let __target_read = #target.read();
                     let __zero = #p::zero_like(&#target);
                     #(#steps)*
@@ -152,6 +154,34 @@ impl StatementEmitter<'_> {
                 hygienic!(let #local = #access;)
             })
             .collect();
+        hygienic!(#(#lets)*)
+    }
+
+    /// Rebinds each operand of a statement that writes an existing tensor to what it must be
+    /// read as: itself, or a copy taken now if its memory overlaps the target's (another name
+    /// for the same view). Names cannot tell; addresses can.
+    fn detach_operands(
+        &self,
+        steps: &[Step],
+        target_tensor: TensorId,
+        target: &Ident,
+    ) -> TokenStream {
+        let mut seen: Vec<TensorId> = Vec::new();
+        for term in steps.iter().flat_map(|step| &step.terms) {
+            term.expr.visit_accesses(&mut |access| {
+                if access.tensor != target_tensor && !seen.contains(&access.tensor) {
+                    seen.push(access.tensor);
+                }
+            });
+        }
+        let lets = seen.iter().map(|&tensor| {
+            let local = hidden_numbered("__operand", tensor);
+            let held = hidden_numbered("__held", tensor);
+            hygienic! {
+                let #held = #target.detach(#local);
+                let #local = #held.access();
+            }
+        });
         hygienic!(#(#lets)*)
     }
 
@@ -257,11 +287,10 @@ impl StatementEmitter<'_> {
                 hidden_numbered("__operand", access.tensor)
             };
             let access_axes = axes(&access.slots);
-            let ext = hidden("__ext");
             // The parentheses carry the access's span, so a type error about this operand is
             // reported on the user's tensor rather than on the whole macro call.
             operands.push(quote_spanned! {access.span=>
-                (#handle.bind(&[#(#access_axes),*], &#ext))
+                (#handle.at(&[#(#access_axes),*]))
             });
             let slot = operands.len() - 1;
             hygienic!(__x[#slot])
@@ -294,40 +323,30 @@ impl StatementEmitter<'_> {
                 hygienic!(#p::Mode::Scale(#beta))
             }
         };
-        // Every kernel takes the same leading arguments: the target, how to combine with it,
-        // α, the extents, the number of target loops and the operands.
-        let common = hygienic! {
-            __target.bind(&[#(#target_axes),*], &__ext, #n_out),
-            #mode,
-            #alpha,
-            __ext,
-            #n_out,
-            [#(#operands),*],
+        // Every kernel takes one proven `Step`: the target, how to combine with it, α, the
+        // extents, the number of target loops and the operands.
+        let proven = hygienic! {
+            #p::Step::new(
+                __target.at(&[#(#target_axes),*]),
+                #mode,
+                #alpha,
+                __ext,
+                #n_out,
+                [#(#operands),*],
+            )
         };
         let call = match &step.kernel {
-            Kernel::LoopNest => hygienic!(#p::evaluate(#common move |__x| #body)),
-            Kernel::Network(factors) => {
-                let uses = factors.iter().map(|loops| {
-                    let mask: u64 = loops.iter().fold(0, |mask, &l| mask | 1 << l);
-                    hygienic!(#mask)
-                });
-                hygienic! {
-                    {
-                        // The contraction order, chosen once per shape at this call site.
-                        static __PLANS: #p::PlanCache = #p::PlanCache::new();
-                        #p::contract_network(#common [#(#uses),*], &__PLANS)
-                    }
+            Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
+            // Which loops each factor uses, and each loop's GEMM role, the runtime reads off the
+            // proven accesses: nothing it trusts travels separately.
+            Kernel::Network(_) => hygienic! {
+                {
+                    // The contraction order, chosen once per shape at this call site.
+                    static __PLANS: #p::PlanCache = #p::PlanCache::new();
+                    #p::contract_network(#proven, &__PLANS)
                 }
-            }
-            Kernel::Gemm(roles) => {
-                let roles = roles.iter().map(|role| match role {
-                    Role::Batch => hygienic!(#p::Role::Batch),
-                    Role::Left => hygienic!(#p::Role::Left),
-                    Role::Right => hygienic!(#p::Role::Right),
-                    Role::Contracted => hygienic!(#p::Role::Contracted),
-                });
-                hygienic!(#p::contract(#common [#(#roles),*]))
-            }
+            },
+            Kernel::Gemm(_) => hygienic!(#p::contract(#proven)),
         };
         hygienic! {
             {

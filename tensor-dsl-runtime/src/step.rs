@@ -1,0 +1,497 @@
+//! Accesses and axes → a proven [`Step`]: the one place that turns raw accesses into bound ones.
+//! Invariant: a `Step` exists only if every element its loop nest can address lies inside its
+//! buffer, the target loops are exactly the target's, and no operand other than the target's own
+//! point-wise read shares memory with the target. The kernels trust nothing else.
+
+use std::marker::PhantomData;
+
+use crate::access::{Access, TargetAccess};
+use crate::element::Element;
+
+/// How one axis of an access is addressed: by a loop variable, or at a fixed position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// The axis follows loop variable number `0`.
+    Loop(usize),
+    /// The axis stays at this position.
+    Fixed(usize),
+}
+
+/// How a kernel combines its value with the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode<T> {
+    /// `target = value`
+    Assign,
+    /// `target += value`
+    Add,
+    /// `target = β · target + value` (the GEMM update)
+    Scale(T),
+}
+
+/// An operand access with the axes it is read through, not yet proven (see [`Step::new`]).
+pub struct Use<'b, T> {
+    access: Access<'b, T>,
+    axes: &'b [Axis],
+}
+
+/// The target access with the axes it is written through, not yet proven (see [`Step::new`]).
+pub struct TargetUse<'b, T> {
+    target: &'b TargetAccess<'b, T>,
+    axes: &'b [Axis],
+}
+
+impl<'a, T> Access<'a, T> {
+    /// This operand read through `axes` (one per axis of the operand).
+    pub fn at<'b>(self, axes: &'b [Axis]) -> Use<'b, T>
+    where
+        'a: 'b,
+    {
+        Use { access: self, axes }
+    }
+}
+
+impl<'a, T> TargetAccess<'a, T> {
+    /// The target written through `axes` (one per axis of the target).
+    pub fn at<'b>(&'b self, axes: &'b [Axis]) -> TargetUse<'b, T>
+    where
+        'a: 'b,
+    {
+        TargetUse { target: self, axes }
+    }
+}
+
+/// An access bound to a loop nest of `L` loops: base offset plus one stride per loop, the
+/// buffer it addresses, and which loops it uses. A loop used on several axes (`a[i, i]`) gets
+/// the sum of their strides.
+pub(crate) struct Bound<'a, T, const L: usize> {
+    pub(crate) data: *const T,
+    pub(crate) len: usize,
+    pub(crate) base: isize,
+    pub(crate) strides: [isize; L],
+    /// Bit `v` set: loop `v` addresses one of the access's axes.
+    pub(crate) uses: u64,
+    /// The target's own elements, read where they are written (`c[i] = 2 * c[i]`).
+    pub(crate) in_place: bool,
+    _borrow: PhantomData<&'a T>,
+}
+
+impl<T, const L: usize> Clone for Bound<'_, T, L> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, const L: usize> Copy for Bound<'_, T, L> {}
+
+impl<'a, T, const L: usize> Bound<'a, T, L> {
+    /// Binds raw layout parts to the loops of a nest with the given extents (not yet proven in
+    /// bounds: [`Step::assemble`] does that).
+    ///
+    /// # Panics
+    /// On a rank, extent or position mismatch: generated code checks these earlier with messages
+    /// for users, so reaching one of these panics is a bug in the caller.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        data: *const T,
+        len: usize,
+        shape: &[usize],
+        strides: &[isize],
+        offset: isize,
+        axes: &[Axis],
+        extents: &[usize; L],
+        in_place: bool,
+    ) -> Self {
+        assert_eq!(shape.len(), axes.len(), "tensor-dsl bug: rank not checked");
+        let mut base = offset;
+        let mut loop_strides = [0isize; L];
+        let mut uses = 0u64;
+        for ((&axis, &extent), &stride) in axes.iter().zip(shape).zip(strides) {
+            match axis {
+                Axis::Loop(var) => {
+                    assert!(var < L, "tensor-dsl bug: loop variable out of range");
+                    assert_eq!(extents[var], extent, "tensor-dsl bug: extent not checked");
+                    loop_strides[var] = loop_strides[var]
+                        .checked_add(stride)
+                        .expect("tensor-dsl bug: stride overflow");
+                    uses |= 1 << var;
+                }
+                Axis::Fixed(position) => {
+                    assert!(position < extent, "tensor-dsl bug: position not checked");
+                    base = isize::try_from(position)
+                        .ok()
+                        .and_then(|position| position.checked_mul(stride))
+                        .and_then(|shift| base.checked_add(shift))
+                        .expect("tensor-dsl bug: offset overflow");
+                }
+            }
+        }
+        Bound {
+            data,
+            len,
+            base,
+            strides: loop_strides,
+            uses,
+            in_place,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A bound access over a contiguous buffer of the crate's own (a temporary), each loop in
+    /// `uses` addressed with the given stride.
+    pub(crate) fn over(data: &'a [T], strides: [isize; L], uses: u64) -> Self {
+        Bound {
+            data: data.as_ptr(),
+            len: data.len(),
+            base: 0,
+            strides,
+            uses,
+            in_place: false,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same access over loops renumbered by `order` (new loop `k` is old loop
+    /// `order[k]`).
+    pub(crate) fn reordered(&self, order: &[usize; L]) -> Self {
+        let uses = (0..L).fold(0u64, |mask, k| mask | (self.uses >> order[k] & 1) << k);
+        Bound {
+            strides: std::array::from_fn(|k| self.strides[order[k]]),
+            uses,
+            ..*self
+        }
+    }
+
+    /// The lowest and highest offset the loops can reach, or `None` if some loop it runs over
+    /// is empty (then it addresses nothing).
+    ///
+    /// # Panics
+    /// If an offset overflows `isize` (only a buggy caller gets there: real layouts fit).
+    fn reach(&self, extents: &[usize; L], loops: u64) -> Option<(isize, isize)> {
+        let running = (0..L).filter(|&var| loops >> var & 1 == 1);
+        if running.clone().any(|var| extents[var] == 0) {
+            return None;
+        }
+        let (mut low, mut high) = (self.base, self.base);
+        for var in running {
+            let reach = isize::try_from(extents[var] - 1)
+                .ok()
+                .and_then(|last| last.checked_mul(self.strides[var]))
+                .expect("tensor-dsl bug: offset overflow");
+            let end = if reach < 0 { &mut low } else { &mut high };
+            *end = end
+                .checked_add(reach)
+                .expect("tensor-dsl bug: offset overflow");
+        }
+        Some((low, high))
+    }
+
+    /// The byte addresses `[first, last]` the access can touch, after proving them inside its
+    /// buffer; `None` if it touches nothing.
+    fn proven_span(&self, extents: &[usize; L], loops: u64) -> Option<(usize, usize)> {
+        let (low, high) = self.reach(extents, loops)?;
+        assert!(
+            low >= 0 && (high as usize) < self.len,
+            "tensor-dsl bug: access outside its buffer"
+        );
+        let size = std::mem::size_of::<T>();
+        let start = self.data as usize;
+        Some((start + low as usize * size, start + high as usize * size))
+    }
+}
+
+/// A target bound to a loop nest (see [`Bound`]).
+pub(crate) struct BoundTarget<'a, T, const L: usize> {
+    pub(crate) data: *mut T,
+    pub(crate) len: usize,
+    pub(crate) base: isize,
+    pub(crate) strides: [isize; L],
+    pub(crate) uses: u64,
+    _borrow: PhantomData<&'a std::cell::Cell<T>>,
+}
+
+impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
+    /// A temporary of the crate's own as a target, each loop in `uses` addressed with the given
+    /// stride.
+    pub(crate) fn over(data: &'a mut [T], strides: [isize; L], uses: u64) -> Self {
+        BoundTarget {
+            data: data.as_mut_ptr(),
+            len: data.len(),
+            base: 0,
+            strides,
+            uses,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same target over loops renumbered by `order` (see [`Bound::reordered`]).
+    pub(crate) fn reordered(self, order: &[usize; L]) -> Self {
+        let read = self.as_read().reordered(order);
+        BoundTarget {
+            strides: read.strides,
+            uses: read.uses,
+            ..self
+        }
+    }
+
+    /// The target's elements as a read access (for the proof, which is the same for both).
+    fn as_read(&self) -> Bound<'a, T, L> {
+        Bound {
+            data: self.data,
+            len: self.len,
+            base: self.base,
+            strides: self.strides,
+            uses: self.uses,
+            in_place: false,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Whether no two points of the target loops address the same element. Checked as: sorted
+    /// by stride, each loop's stride exceeds the reach of all smaller ones (true of every layout
+    /// a tensor or its views can have, with diagonals `c[i, i]` folded into one stride).
+    fn is_injective(&self, extents: &[usize; L]) -> bool {
+        // Loops the target does not use, or of extent one, enter as extent one and are skipped.
+        let mut loops: [(usize, usize); L] = std::array::from_fn(|var| {
+            let used = self.uses >> var & 1 == 1 && extents[var] > 1;
+            (
+                self.strides[var].unsigned_abs(),
+                if used { extents[var] } else { 1 },
+            )
+        });
+        loops.sort_unstable();
+        let mut reach = 0usize;
+        for (stride, extent) in loops.into_iter().filter(|&(_, extent)| extent > 1) {
+            if stride <= reach {
+                return false;
+            }
+            match stride
+                .checked_mul(extent - 1)
+                .and_then(|span| span.checked_add(reach))
+            {
+                Some(next) => reach = next,
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+/// One kernel call's arguments, proven: `target[out] (=|+=|= β·target +) α · Σ_red f(operands)`
+/// over `L` loops whose first `n_out` are the target's.
+///
+/// Built only by [`Step::new`] (from accesses and axes) or by the kernels from a step they were
+/// given; both prove the same facts, so a kernel given a `Step` needs no further checks.
+pub struct Step<'a, T, const L: usize, const N: usize> {
+    pub(crate) target: BoundTarget<'a, T, L>,
+    pub(crate) mode: Mode<T>,
+    pub(crate) alpha: T,
+    pub(crate) extents: [usize; L],
+    pub(crate) n_out: usize,
+    pub(crate) operands: [Bound<'a, T, L>; N],
+    /// No two target points share an element, so target loops may split across threads.
+    pub(crate) injective: bool,
+}
+
+impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
+    /// Binds the target and each operand to a loop nest with `extents`, the first `n_out` loops
+    /// being the target's, and proves the step safe to run.
+    ///
+    /// # Panics
+    /// If an access's rank, extents or positions disagree with `axes` and `extents`, if the
+    /// target does not use exactly loops `0..n_out`, or if an operand other than the target's
+    /// own point-wise read shares memory with the target. Generated code checks shapes with
+    /// user-facing messages first and reads overlapping operands through a copy
+    /// ([`TargetAccess::detach`]), so these panics mean a bug in the caller.
+    pub fn new(
+        target: TargetUse<'a, T>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: [usize; L],
+        n_out: usize,
+        operands: [Use<'a, T>; N],
+    ) -> Self {
+        let access = target.target;
+        let read = Bound::new(
+            access.data,
+            access.len,
+            access.shape,
+            access.strides,
+            access.offset,
+            target.axes,
+            &extents,
+            false,
+        );
+        let target_bound = BoundTarget {
+            data: access.data,
+            len: read.len,
+            base: read.base,
+            strides: read.strides,
+            uses: read.uses,
+            _borrow: PhantomData,
+        };
+        let operands = operands.map(|Use { access, axes }| {
+            Bound::new(
+                access.data,
+                access.len,
+                access.shape,
+                access.strides,
+                access.offset,
+                axes,
+                &extents,
+                access.in_place,
+            )
+        });
+        Step::assemble(target_bound, mode, alpha, extents, n_out, operands)
+    }
+
+    /// Proves bound parts safe to run as one step (see the type's invariant).
+    ///
+    /// # Panics
+    /// As [`Step::new`].
+    pub(crate) fn assemble(
+        target: BoundTarget<'a, T, L>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: [usize; L],
+        n_out: usize,
+        operands: [Bound<'a, T, L>; N],
+    ) -> Self {
+        assert!(
+            L <= 64 && n_out <= L,
+            "tensor-dsl bug: more than 64 loops or target loops"
+        );
+        let out = if n_out == 64 {
+            u64::MAX
+        } else {
+            (1u64 << n_out) - 1
+        };
+        // A target loop the target does not use would make threads that split it write the
+        // same elements; a summed loop it used would be no sum at all.
+        assert_eq!(
+            target.uses, out,
+            "tensor-dsl bug: the target must use exactly the target loops"
+        );
+        let written = target.as_read().proven_span(&extents, out);
+        for operand in &operands {
+            let read = operand.proven_span(&extents, u64::MAX);
+            if operand.in_place && operand.data == target.data.cast_const() {
+                // Read where it is written: each point reads only the element it writes, so the
+                // read happens on the thread that writes it, just before.
+                assert!(
+                    operand.base == target.base
+                        && operand.strides == target.strides
+                        && operand.len == target.len,
+                    "tensor-dsl bug: an in-place read must be point-wise"
+                );
+                continue;
+            }
+            if let (Some(written), Some(read)) = (written, read) {
+                assert!(
+                    read.1 < written.0 || written.1 < read.0,
+                    "tensor-dsl bug: an operand shares memory with the target; detach it first"
+                );
+            }
+        }
+        let injective = target.is_injective(&extents);
+        Step {
+            target,
+            mode,
+            alpha,
+            extents,
+            n_out,
+            operands,
+            injective,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::{Operand, TargetOwned, TargetShared};
+    use crate::tensor::Tensor;
+
+    #[test]
+    #[should_panic(expected = "tensor-dsl bug: extent not checked")]
+    fn binding_with_wrong_extents_is_caught() {
+        let a = Tensor::<f64>::zeros([2, 2]);
+        let mut c = Tensor::<f64>::zeros([3]);
+        let target = c.__tdsl_target();
+        let _ = Step::new(
+            target.at(&[Axis::Loop(0)]),
+            Mode::Assign,
+            1.0,
+            [3],
+            1,
+            [a.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(0)])],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "the target must use exactly the target loops")]
+    fn a_target_loop_the_target_does_not_use_is_caught() {
+        let a = Tensor::<f64>::zeros([4, 4]);
+        let mut c = Tensor::<f64>::zeros([4]);
+        let target = c.__tdsl_target();
+        let _ = Step::new(
+            target.at(&[Axis::Loop(0)]),
+            Mode::Assign,
+            1.0,
+            [4, 4],
+            2,
+            [a.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)])],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "shares memory with the target")]
+    fn an_overlapping_operand_is_caught() {
+        let mut t = Tensor::<f64>::zeros([4, 4]);
+        let v = t.view_mut();
+        let target = TargetShared::__tdsl_target(&v);
+        // The same view under another name: not the target's own read.
+        let _ = Step::new(
+            target.at(&[Axis::Loop(0), Axis::Loop(1)]),
+            Mode::Assign,
+            1.0,
+            [4, 4],
+            2,
+            [v.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)])],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "an in-place read must be point-wise")]
+    fn a_transposed_in_place_read_is_caught() {
+        let mut c = Tensor::<f64>::zeros([4, 4]);
+        let target = c.__tdsl_target();
+        // The target's own read, but transposed: not point-wise.
+        let read = target.read();
+        let _ = Step::new(
+            target.at(&[Axis::Loop(0), Axis::Loop(1)]),
+            Mode::Assign,
+            1.0,
+            [4, 4],
+            2,
+            [read.at(&[Axis::Loop(1), Axis::Loop(0)])],
+        );
+    }
+
+    #[test]
+    fn diagonal_targets_are_injective_and_broadcasts_are_not() {
+        let mut c = Tensor::<f64>::zeros([5, 5]);
+        let target = c.__tdsl_target();
+        let diagonal = Step::new(
+            target.at(&[Axis::Loop(0), Axis::Loop(0)]),
+            Mode::Add,
+            1.0,
+            [5],
+            1,
+            [],
+        );
+        assert!(diagonal.injective);
+        let mut buffer = [0.0f64; 5];
+        let bound = BoundTarget::<f64, 2>::over(&mut buffer, [0, 1], 0b11);
+        assert!(!bound.is_injective(&[3, 5]));
+    }
+}
