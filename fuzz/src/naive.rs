@@ -1,0 +1,519 @@
+//! The reference: a direct interpreter of the IR (meant for the checked, einsum-notation
+//! program, but it reads any stage). Statements run in order; each computes its whole
+//! right-hand side from the current memory, summing every term over its summed indices (those
+//! it lists, or in einsum notation every index not on the left), then writes with `=`, `+=`,
+//! `-=` or `β·target +`. So self-reads see the old values, and so do reads of the same memory
+//! under another name.
+//!
+//! Alongside each value it carries a magnitude `M` with `|rounding error| ≲ c·ε·M` (first-order
+//! error propagation), which sets the comparison's tolerance: sums that cancel, divisions by
+//! small numbers and steep functions get the slack their conditioning needs.
+
+use std::collections::HashMap;
+
+use tensor_dsl_compiler::ir::{
+    AssignOp, BinaryOp, Expr, Function, Position, Program, Scale, Slot, Statement, Target,
+    TensorId, TensorOrigin,
+};
+
+use crate::block::Block;
+use crate::memory::{self, for_each_index, literal_value, Layout};
+use crate::Skip;
+
+/// A value and its magnitude (see the module docs).
+pub type Value = (f64, f64);
+
+/// What a block leaves behind, for comparison.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Per input: its backing buffer's elements and magnitudes (`None` for an alias).
+    pub inputs: Vec<Option<(Vec<f64>, Vec<f64>)>>,
+    /// The user's `let`s in order: tensors as they are at the end of the block, scalars as
+    /// made.
+    pub lets: Vec<Made>,
+    /// Every scalar variable at the end, by name.
+    pub scalars: Vec<(String, Value)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Made {
+    Tensor {
+        name: String,
+        shape: Vec<usize>,
+        values: Vec<f64>,
+        magnitudes: Vec<f64>,
+    },
+    Scalar {
+        name: String,
+        value: Value,
+    },
+}
+
+/// Naive work allowed per block (points visited, summed over terms).
+pub const BUDGET: usize = 1_500_000;
+
+struct State<'p> {
+    program: &'p Program,
+    block: &'p Block,
+    buffers: Vec<Vec<f64>>,
+    magnitudes: Vec<Vec<f64>>,
+    layouts: HashMap<TensorId, Layout>,
+    input_layouts: Vec<Layout>,
+    scalars: HashMap<String, Value>,
+    /// User `let`s: a buffer or a scalar.
+    lets: Vec<(String, Result<(usize, Vec<usize>), Value>)>,
+}
+
+pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
+    let (backings, input_layouts) = memory::inputs(block);
+    let mut state = State {
+        program,
+        block,
+        buffers: Vec::new(),
+        magnitudes: Vec::new(),
+        layouts: HashMap::new(),
+        input_layouts,
+        scalars: block
+            .scalars
+            .iter()
+            .map(|(name, value)| (name.clone(), (*value, value.abs())))
+            .collect(),
+        lets: Vec::new(),
+    };
+    for backing in &backings {
+        let data = backing.as_ref().map_or(Vec::new(), |b| b.data.clone());
+        state.magnitudes.push(data.iter().map(|v| v.abs()).collect());
+        state.buffers.push(data);
+    }
+    let mut work = 0;
+    for statement in &program.statements {
+        state.statement(statement, &mut work)?;
+    }
+    let inputs = backings
+        .iter()
+        .enumerate()
+        .map(|(k, backing)| {
+            backing
+                .as_ref()
+                .map(|_| (state.buffers[k].clone(), state.magnitudes[k].clone()))
+        })
+        .collect();
+    let lets = state
+        .lets
+        .iter()
+        .map(|(name, made)| match made {
+            Ok((buffer, shape)) => Made::Tensor {
+                name: name.clone(),
+                shape: shape.clone(),
+                values: state.buffers[*buffer].clone(),
+                magnitudes: state.magnitudes[*buffer].clone(),
+            },
+            Err(value) => Made::Scalar {
+                name: name.clone(),
+                value: *value,
+            },
+        })
+        .collect();
+    let mut scalars: Vec<(String, Value)> = state.scalars.into_iter().collect();
+    scalars.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Outcome {
+        inputs,
+        lets,
+        scalars,
+    })
+}
+
+/// An expression over the statement's point (one coordinate per index variable).
+enum Compiled {
+    Read {
+        buffer: usize,
+        base: usize,
+        /// (variable, stride) per axis addressed by a variable.
+        strides: Vec<(usize, usize)>,
+    },
+    Constant(Value),
+    Neg(Box<Compiled>),
+    Binary(BinaryOp, Box<Compiled>, Box<Compiled>),
+    Call(Function, Vec<Compiled>),
+}
+
+impl State<'_> {
+    fn layout(&self, tensor: TensorId) -> Result<Layout, Skip> {
+        if let Some(layout) = self.layouts.get(&tensor) {
+            return Ok(layout.clone());
+        }
+        match &self.program.tensors[tensor].origin {
+            TensorOrigin::External(tokens) => {
+                let name = tokens.to_string();
+                let k = self
+                    .block
+                    .inputs
+                    .iter()
+                    .position(|input| input.name == name)
+                    .ok_or_else(|| Skip::Unsupported(format!("unknown tensor `{name}`")))?;
+                Ok(self.input_layouts[k].clone())
+            }
+            TensorOrigin::Rust(tokens) => Err(Skip::Unsupported(format!(
+                "Rust-expression tensor {tokens}"
+            ))),
+            TensorOrigin::Let { name, .. } => Err(Skip::Unsupported(format!(
+                "`{name}` read before its statement ran"
+            ))),
+        }
+    }
+
+    fn scalar(&self, text: &str) -> Result<Value, Skip> {
+        if let Some(value) = literal_value(text) {
+            return Ok((value, value.abs()));
+        }
+        self.scalars
+            .get(text.trim())
+            .copied()
+            .ok_or_else(|| Skip::Unsupported(format!("unknown scalar `{text}`")))
+    }
+
+    fn position(&self, position: Position) -> Result<usize, Skip> {
+        match position {
+            Position::Literal(p) => Ok(p),
+            Position::Computed(k) => {
+                let text = self.program.positions[k].to_string();
+                literal_value(&text)
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0)
+                    .map(|v| v as usize)
+                    .ok_or_else(|| Skip::Unsupported(format!("position {text}")))
+            }
+        }
+    }
+
+    fn statement(&mut self, statement: &Statement, work: &mut usize) -> Result<(), Skip> {
+        // Scalars, once, before anything is written.
+        let scalars: Vec<Value> = statement
+            .scalars
+            .iter()
+            .map(|scalar| self.scalar(&scalar.tokens.to_string()))
+            .collect::<Result<_, _>>()?;
+        let vars: Vec<String> = statement
+            .all_vars()
+            .into_iter()
+            .map(|var| var.name)
+            .collect();
+        let var_index = |name: &str| vars.iter().position(|v| v == name).expect("a variable");
+
+        // Extents: every occurrence of an index agrees (the run-time check), positions in
+        // bounds.
+        let mut extents: Vec<Option<usize>> = vec![None; vars.len()];
+        let mut accesses = Vec::new();
+        if let Target::Tensor { access } = &statement.target {
+            accesses.push(access);
+        }
+        for term in statement.terms() {
+            term.expr.visit_accesses(&mut |access| accesses.push(access));
+        }
+        for access in &accesses {
+            let layout = self.layout(access.tensor)?;
+            if layout.shape.len() != access.slots.len() {
+                return Err(Skip::ShapeCheck(format!("rank of {}", access.text)));
+            }
+            for (axis, slot) in access.slots.iter().enumerate() {
+                let extent = layout.shape[axis];
+                match slot {
+                    Slot::Var(var) => {
+                        let known = &mut extents[var_index(&var.name)];
+                        match known {
+                            Some(known) if *known != extent => {
+                                return Err(Skip::ShapeCheck(format!(
+                                    "extent of `{}` in {}",
+                                    var.name, access.text
+                                )))
+                            }
+                            _ => *known = Some(extent),
+                        }
+                    }
+                    Slot::Fixed(position) => {
+                        if self.position(*position)? >= extent {
+                            return Err(Skip::ShapeCheck(format!("position in {}", access.text)));
+                        }
+                    }
+                }
+            }
+        }
+        let extents: Vec<usize> = extents
+            .into_iter()
+            .map(|extent| extent.ok_or_else(|| Skip::Unsupported("index without extent".into())))
+            .collect::<Result<_, _>>()?;
+
+        let lhs: Vec<usize> = statement
+            .lhs_vars()
+            .map(|var| var_index(&var.name))
+            .collect();
+        let out_shape: Vec<usize> = lhs.iter().map(|&v| extents[v]).collect();
+        let points: usize = out_shape.iter().product();
+
+        // Where the statement writes.
+        let target = match &statement.target {
+            Target::Tensor { access } => {
+                let layout = self.layout(access.tensor)?;
+                let mut base = layout.offset;
+                let mut strides = Vec::new();
+                for (axis, slot) in access.slots.iter().enumerate() {
+                    match slot {
+                        Slot::Var(var) => strides.push((var_index(&var.name), layout.strides[axis])),
+                        Slot::Fixed(position) => {
+                            base += self.position(*position)? * layout.strides[axis]
+                        }
+                    }
+                }
+                Some((layout.buffer, base, strides))
+            }
+            Target::NewTensor { .. } => {
+                let buffer = self.buffers.len();
+                let count = out_shape.iter().product();
+                self.buffers.push(vec![0.0; count]);
+                self.magnitudes.push(vec![0.0; count]);
+                let layout = Layout::contiguous(buffer, &out_shape);
+                let strides = lhs.iter().copied().zip(layout.strides).collect();
+                Some((buffer, 0, strides))
+            }
+            Target::NewScalar { .. } => None,
+            Target::Scalar { place, .. } => {
+                let name = place.to_string();
+                if !self.scalars.contains_key(&name) {
+                    return Err(Skip::Unsupported(format!("unknown scalar target `{name}`")));
+                }
+                None
+            }
+        };
+        let mut scalar_value: Value = match &statement.target {
+            Target::Scalar { place, .. } => self.scalars[&place.to_string()],
+            _ => (0.0, 0.0),
+        };
+
+        for update in &statement.updates {
+            // The whole right-hand side first.
+            let mut values: Vec<Value> = vec![(0.0, 0.0); points];
+            for term in &update.terms {
+                let summed: Vec<usize> = match &term.reduction {
+                    Some(reduction) => reduction.iter().map(|var| var_index(&var.name)).collect(),
+                    None => {
+                        let lhs_vars: Vec<_> = statement.lhs_vars().collect();
+                        term.expr
+                            .vars_summed_against(&lhs_vars)
+                            .iter()
+                            .map(|var| var_index(&var.name))
+                            .collect()
+                    }
+                };
+                let summed_shape: Vec<usize> = summed.iter().map(|&v| extents[v]).collect();
+                let visits = points.saturating_mul(summed_shape.iter().product::<usize>().max(1));
+                *work = work.saturating_add(visits);
+                if *work > BUDGET {
+                    return Err(Skip::TooCostly);
+                }
+                let expr = self.compile(&term.expr, &var_index, &scalars)?;
+                let scale = scale_value(&term.scale, &scalars);
+                let mut point = vec![0usize; vars.len()];
+                let mut k = 0;
+                for_each_index(&out_shape, |out| {
+                    for (slot, &v) in out.iter().zip(&lhs) {
+                        point[v] = *slot;
+                    }
+                    let mut sum: Value = (0.0, 0.0);
+                    for_each_index(&summed_shape, |inner| {
+                        for (slot, &v) in inner.iter().zip(&summed) {
+                            point[v] = *slot;
+                        }
+                        let value = self.eval(&expr, &point);
+                        sum = (sum.0 + value.0, sum.1 + value.1);
+                    });
+                    let term_value = mul(scale, sum);
+                    values[k] = (values[k].0 + term_value.0, values[k].1 + term_value.1);
+                    k += 1;
+                });
+                if points == 0 {
+                    continue;
+                }
+            }
+            let beta = update.beta.as_ref().map(|beta| scale_value(beta, &scalars));
+            let combine = |old: Value, value: Value| -> Value {
+                let value = match update.op {
+                    AssignOp::Sub => (-value.0, value.1),
+                    AssignOp::Assign | AssignOp::Add => value,
+                };
+                match (beta, update.op) {
+                    (Some(beta), _) => {
+                        let scaled = mul(beta, old);
+                        (scaled.0 + value.0, scaled.1 + value.1)
+                    }
+                    (None, AssignOp::Assign) => value,
+                    (None, AssignOp::Add | AssignOp::Sub) => (old.0 + value.0, old.1 + value.1),
+                }
+            };
+            match &target {
+                Some((buffer, base, strides)) => {
+                    let mut k = 0;
+                    for_each_index(&out_shape, |out| {
+                        let mut at = *base;
+                        for (var, stride) in strides {
+                            let position = lhs.iter().position(|v| v == var).expect("a left index");
+                            at += out[position] * stride;
+                        }
+                        let old = (self.buffers[*buffer][at], self.magnitudes[*buffer][at]);
+                        let new = combine(old, values[k]);
+                        self.buffers[*buffer][at] = new.0;
+                        self.magnitudes[*buffer][at] = new.1;
+                        k += 1;
+                    });
+                }
+                None => scalar_value = combine(scalar_value, values[0]),
+            }
+        }
+
+        match &statement.target {
+            Target::NewTensor { name, tensor, .. } => {
+                let (buffer, _, _) = target.expect("a buffer");
+                self.layouts
+                    .insert(*tensor, Layout::contiguous(buffer, &out_shape));
+                if !statement.target.is_temporary() {
+                    self.lets
+                        .push((name.to_string(), Ok((buffer, out_shape.clone()))));
+                }
+            }
+            Target::NewScalar { name, .. } => {
+                self.scalars.insert(name.to_string(), scalar_value);
+                self.lets.push((name.to_string(), Err(scalar_value)));
+            }
+            Target::Scalar { place, .. } => {
+                self.scalars.insert(place.to_string(), scalar_value);
+            }
+            Target::Tensor { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn compile(
+        &self,
+        expr: &Expr,
+        var_index: &dyn Fn(&str) -> usize,
+        scalars: &[Value],
+    ) -> Result<Compiled, Skip> {
+        Ok(match expr {
+            Expr::Access(access) => {
+                let layout = self.layout(access.tensor)?;
+                let mut base = layout.offset;
+                let mut strides = Vec::new();
+                for (axis, slot) in access.slots.iter().enumerate() {
+                    match slot {
+                        Slot::Var(var) => strides.push((var_index(&var.name), layout.strides[axis])),
+                        Slot::Fixed(position) => {
+                            base += self.position(*position)? * layout.strides[axis]
+                        }
+                    }
+                }
+                Compiled::Read {
+                    buffer: layout.buffer,
+                    base,
+                    strides,
+                }
+            }
+            Expr::Literal(literal) => Compiled::Constant((literal.value, literal.value.abs())),
+            Expr::Scalar(k) => Compiled::Constant(scalars[*k]),
+            Expr::Neg(operand) => {
+                Compiled::Neg(Box::new(self.compile(operand, var_index, scalars)?))
+            }
+            Expr::Binary(op, left, right) => Compiled::Binary(
+                *op,
+                Box::new(self.compile(left, var_index, scalars)?),
+                Box::new(self.compile(right, var_index, scalars)?),
+            ),
+            Expr::Call(function, args) => Compiled::Call(
+                *function,
+                args.iter()
+                    .map(|arg| self.compile(arg, var_index, scalars))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+
+    fn eval(&self, expr: &Compiled, point: &[usize]) -> Value {
+        match expr {
+            Compiled::Read {
+                buffer,
+                base,
+                strides,
+            } => {
+                let at = base + strides.iter().map(|&(v, s)| point[v] * s).sum::<usize>();
+                (self.buffers[*buffer][at], self.magnitudes[*buffer][at])
+            }
+            Compiled::Constant(value) => *value,
+            Compiled::Neg(operand) => {
+                let (v, m) = self.eval(operand, point);
+                (-v, m)
+            }
+            Compiled::Binary(op, left, right) => {
+                let a = self.eval(left, point);
+                let b = self.eval(right, point);
+                binary(*op, a, b)
+            }
+            Compiled::Call(function, args) => {
+                let values: Vec<Value> = args.iter().map(|arg| self.eval(arg, point)).collect();
+                call(*function, &values)
+            }
+        }
+    }
+}
+
+/// `d·m`, with `0·∞ = 0` (an exact input has no error to amplify).
+fn amplify(derivative: f64, magnitude: f64) -> f64 {
+    if magnitude == 0.0 {
+        0.0
+    } else {
+        derivative.abs() * magnitude
+    }
+}
+
+pub fn mul(a: Value, b: Value) -> Value {
+    (a.0 * b.0, amplify(b.0, a.1) + amplify(a.0, b.1))
+}
+
+pub fn binary(op: BinaryOp, a: Value, b: Value) -> Value {
+    match op {
+        BinaryOp::Add => (a.0 + b.0, a.1 + b.1),
+        BinaryOp::Sub => (a.0 - b.0, a.1 + b.1),
+        BinaryOp::Mul => mul(a, b),
+        BinaryOp::Div => (
+            a.0 / b.0,
+            amplify(1.0 / b.0, a.1) + amplify(a.0 / (b.0 * b.0), b.1),
+        ),
+    }
+}
+
+pub fn call(function: Function, args: &[Value]) -> Value {
+    let (x, m) = args[0];
+    match function {
+        Function::Exp => (x.exp(), amplify(x.exp(), m) + x.exp().abs()),
+        Function::Ln => (x.ln(), amplify(1.0 / x, m) + x.ln().abs()),
+        Function::Sqrt => (x.sqrt(), amplify(0.5 / x.sqrt(), m) + x.sqrt().abs()),
+        Function::Abs => (x.abs(), m),
+        Function::Sin => (x.sin(), amplify(x.cos(), m) + x.sin().abs()),
+        Function::Cos => (x.cos(), amplify(x.sin(), m) + x.cos().abs()),
+        Function::Tanh => (
+            x.tanh(),
+            amplify(1.0 - x.tanh() * x.tanh(), m) + x.tanh().abs(),
+        ),
+        Function::Max => (x.max(args[1].0), m.max(args[1].1)),
+        Function::Min => (x.min(args[1].0), m.max(args[1].1)),
+        Function::Powi(n) => {
+            let value = x.powi(n);
+            let derivative = f64::from(n) * x.powi(n - 1);
+            (value, amplify(derivative, m) + value.abs())
+        }
+    }
+}
+
+/// A scale's value: its coefficient times its scalars, left to right.
+pub fn scale_value(scale: &Scale, scalars: &[Value]) -> Value {
+    scale.scalars.iter().fold(
+        (scale.coefficient, scale.coefficient.abs()),
+        |product, &k| mul(product, scalars[k]),
+    )
+}
