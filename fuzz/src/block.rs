@@ -268,9 +268,7 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
                     perm.swap(k, other);
                 }
                 let mut pad = || -> Result<Vec<usize>> {
-                    (0..rank)
-                        .map(|_| Ok(usize::from(u.ratio(1, 3)?)))
-                        .collect()
+                    (0..rank).map(|_| Ok(usize::from(u.ratio(1, 3)?))).collect()
                 };
                 let spec = ViewSpec {
                     perm,

@@ -100,7 +100,12 @@ pub fn inputs(block: &Block) -> (Vec<Option<Backing>>, Vec<Layout>) {
     (backings, layouts)
 }
 
-fn view_backing(buffer: usize, shape: &[usize], spec: &ViewSpec, values: &[f64]) -> (Backing, Layout) {
+fn view_backing(
+    buffer: usize,
+    shape: &[usize],
+    spec: &ViewSpec,
+    values: &[f64],
+) -> (Backing, Layout) {
     let backing_shape = spec.backing_shape(shape);
     let backing_strides = row_major_strides(&backing_shape);
     let inverse = spec.inverse();

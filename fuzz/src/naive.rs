@@ -82,7 +82,9 @@ pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
     };
     for backing in &backings {
         let data = backing.as_ref().map_or(Vec::new(), |b| b.data.clone());
-        state.magnitudes.push(data.iter().map(|v| v.abs()).collect());
+        state
+            .magnitudes
+            .push(data.iter().map(|v| v.abs()).collect());
         state.buffers.push(data);
     }
     let mut work = 0;
@@ -207,7 +209,8 @@ impl State<'_> {
             accesses.push(access);
         }
         for term in statement.terms() {
-            term.expr.visit_accesses(&mut |access| accesses.push(access));
+            term.expr
+                .visit_accesses(&mut |access| accesses.push(access));
         }
         for access in &accesses {
             let layout = self.layout(access.tensor)?;
@@ -257,7 +260,9 @@ impl State<'_> {
                 let mut strides = Vec::new();
                 for (axis, slot) in access.slots.iter().enumerate() {
                     match slot {
-                        Slot::Var(var) => strides.push((var_index(&var.name), layout.strides[axis])),
+                        Slot::Var(var) => {
+                            strides.push((var_index(&var.name), layout.strides[axis]))
+                        }
                         Slot::Fixed(position) => {
                             base += self.position(*position)? * layout.strides[axis]
                         }
@@ -403,7 +408,9 @@ impl State<'_> {
                 let mut strides = Vec::new();
                 for (axis, slot) in access.slots.iter().enumerate() {
                     match slot {
-                        Slot::Var(var) => strides.push((var_index(&var.name), layout.strides[axis])),
+                        Slot::Var(var) => {
+                            strides.push((var_index(&var.name), layout.strides[axis]))
+                        }
                         Slot::Fixed(position) => {
                             base += self.position(*position)? * layout.strides[axis]
                         }

@@ -1,0 +1,197 @@
+//! The compiler on arbitrary tokens: it must never panic, its expansion must always parse as
+//! Rust statements, and when the front end reports errors the expansion must carry them as
+//! `compile_error!`s. Inputs are either text (lexed by `proc_macro2`; what does not lex never
+//! reaches a macro) or token trees built from the language's own alphabet, so that most reach
+//! the parser and the checker.
+
+use std::str::FromStr;
+
+use arbitrary::{Result, Unstructured};
+use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::quote;
+use tensor_dsl_compiler::{Config, Flavor};
+
+/// Deeper nesting only tests the stack: rustc passes macros nothing like it.
+pub const MAX_DEPTH: usize = 24;
+
+/// Checks the compiler on one token stream (see the module docs).
+///
+/// # Panics
+/// If the compiler panics or breaks a property.
+pub fn check_tokens(tokens: TokenStream) {
+    let front = tensor_dsl_compiler::front_end(tokens.clone());
+    let errors = front
+        .as_ref()
+        .err()
+        .map_or(0, |error| error.into_iter().count());
+    for flavor in [Flavor::Panic, Flavor::Fallible] {
+        for optimize in [true, false] {
+            let config = Config { flavor, optimize };
+            let output = tensor_dsl_compiler::expand_with(tokens.clone(), config);
+            let text = output.to_string();
+            if let Err(error) = syn::parse2::<syn::Block>(quote!({ #output })) {
+                panic!("expansion is not valid Rust: {error}\ninput: {tokens}\noutput: {text}");
+            }
+            if errors > 0 {
+                let reported = text.matches("compile_error").count();
+                assert!(
+                    reported >= errors,
+                    "{errors} errors but {reported} compile_error!s\ninput: {tokens}\noutput: {text}"
+                );
+            }
+            match tensor_dsl_compiler::trace(tokens.clone(), config) {
+                Ok(trace) => {
+                    assert!(
+                        errors == 0,
+                        "trace accepted what the front end rejects: {tokens}"
+                    );
+                    assert_eq!(
+                        trace.rust.to_string(),
+                        text,
+                        "trace and expand emit different code for {tokens}"
+                    );
+                    assert!(
+                        !text.contains("compile_error")
+                            || tokens.to_string().contains("compile_error"),
+                        "accepted block expands to compile_error!: {tokens}\n{text}"
+                    );
+                }
+                Err(error) => {
+                    assert_eq!(
+                        error.into_iter().count(),
+                        errors,
+                        "trace and front_end report different errors for {tokens}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The nesting depth of a token stream's groups.
+pub fn depth(tokens: &TokenStream) -> usize {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => 1 + depth(&group.stream()),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Text mode: the bytes as UTF-8 source, if they lex and nest no deeper than [`MAX_DEPTH`].
+pub fn from_text(data: &[u8]) -> Option<TokenStream> {
+    let text = std::str::from_utf8(data).ok()?;
+    let tokens = TokenStream::from_str(text).ok()?;
+    (depth(&tokens) <= MAX_DEPTH).then_some(tokens)
+}
+
+const IDENTS: &[&str] = &[
+    "let", "mut", "a", "b", "c", "x", "s", "i", "j", "k", "l", "alpha", "self", "exp", "ln",
+    "sqrt", "abs", "max", "min", "powi", "tanh", "sin", "foo", "f32", "f64", "Tensor", "w", "_",
+    "r#a", "view", "as", "usize",
+];
+
+const PUNCTS: &[&str] = &[
+    "=", "+=", "-=", "*=", "/=", "+", "-", "*", "/", ";", ",", ".", ":", "::", "==", "!", "&", "<",
+    ">", "..", "#", "'", "@", "?", "$", "|",
+];
+
+const LITERALS: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "0.5",
+    "1.5",
+    "2.0f32",
+    "2f64",
+    "1e-9",
+    "1e999",
+    "1e-400",
+    "0x10",
+    "1_000",
+    "99999999999999999999999999",
+    "4294967296",
+    "2147483648",
+    "3u8",
+    "0b11",
+    "\"s\"",
+    "'c'",
+    "b'x'",
+    "1.",
+    "7usize",
+    "-1",
+];
+
+/// Token-tree mode: a stream built from the language's alphabet.
+pub fn structured(u: &mut Unstructured) -> Result<TokenStream> {
+    let count = u.int_in_range(0..=48)?;
+    stream(u, count, 0)
+}
+
+fn stream(u: &mut Unstructured, count: usize, depth: usize) -> Result<TokenStream> {
+    let mut out = TokenStream::new();
+    for _ in 0..count {
+        if u.is_empty() {
+            break;
+        }
+        out.extend(tree(u, depth)?);
+    }
+    Ok(out)
+}
+
+fn tree(u: &mut Unstructured, depth: usize) -> Result<TokenStream> {
+    let span = Span::call_site();
+    Ok(match u.int_in_range(0..=9)? {
+        0..=3 => {
+            let name = *u.choose(IDENTS)?;
+            let ident = match name.strip_prefix("r#") {
+                Some(raw) => Ident::new_raw(raw, span),
+                None => Ident::new(name, span),
+            };
+            TokenTree::Ident(ident).into()
+        }
+        4..=6 => {
+            let punct = *u.choose(PUNCTS)?;
+            let chars: Vec<char> = punct.chars().collect();
+            let joint_tail = u.ratio(1, 8)?;
+            chars
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| {
+                    let spacing = if k + 1 < chars.len() || joint_tail {
+                        Spacing::Joint
+                    } else {
+                        Spacing::Alone
+                    };
+                    TokenTree::Punct(Punct::new(c, spacing))
+                })
+                .collect()
+        }
+        7 => {
+            let text = *u.choose(LITERALS)?;
+            if let Some(negative) = text.strip_prefix('-') {
+                // A negative literal token, as a macro_rules substitution can make.
+                let value: i64 = negative.parse().expect("a number");
+                TokenTree::Literal(Literal::i64_unsuffixed(-value)).into()
+            } else {
+                TokenTree::Literal(Literal::from_str(text).expect("a literal")).into()
+            }
+        }
+        _ if depth >= 4 => TokenTree::Ident(Ident::new("a", span)).into(),
+        kind => {
+            let delimiter = match (kind, u.int_in_range(0..=7)?) {
+                (8, 0) => Delimiter::None,
+                (8, _) => Delimiter::Bracket,
+                (_, 0..=3) => Delimiter::Parenthesis,
+                _ => Delimiter::Brace,
+            };
+            let count = u.int_in_range(0..=8)?;
+            let inner = stream(u, count, depth + 1)?;
+            TokenTree::Group(Group::new(delimiter, inner)).into()
+        }
+    })
+}

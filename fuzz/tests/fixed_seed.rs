@@ -1,0 +1,82 @@
+//! The fuzz targets' properties on fixed pseudo-random inputs, so plain `cargo test` (stable)
+//! guards the harness and the compiler between fuzz runs.
+
+use arbitrary::{Arbitrary, Unstructured};
+use tensor_dsl_fuzz::block::{Block, Values};
+use tensor_dsl_fuzz::tokens::{check_tokens, from_text, structured};
+use tensor_dsl_fuzz::{check_block, Skip, Verdict};
+
+fn bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut values = Values::new(seed);
+    (0..len).map(|_| values.next_u64() as u8).collect()
+}
+
+#[test]
+fn plans_match_the_naive_interpreter() {
+    let (mut agreed, mut compared, mut steps) = (0, 0, 0);
+    let mut rejected = Vec::new();
+    let mut skipped = Vec::new();
+    let blocks = 2000;
+    for seed in 0..blocks {
+        let data = bytes(seed, 512);
+        let Ok(block) = Block::arbitrary(&mut Unstructured::new(&data)) else {
+            continue;
+        };
+        match check_block(&block) {
+            Verdict::Agreed {
+                compared: values,
+                steps: count,
+            } => {
+                agreed += 1;
+                compared += values;
+                steps += count;
+            }
+            Verdict::Skipped(Skip::Rejected(error)) => rejected.push((block.text(), error)),
+            Verdict::Skipped(skip) => skipped.push(skip),
+        }
+    }
+    eprintln!(
+        "{agreed} of {blocks} blocks agreed ({compared} values, {steps} steps); {} rejected, {} skipped",
+        rejected.len(),
+        skipped.len()
+    );
+    for (text, error) in rejected.iter().take(5) {
+        eprintln!("rejected: {error}\n{text}");
+    }
+    for skip in skipped.iter().take(5) {
+        eprintln!("skipped: {skip:?}");
+    }
+    // The generator is only useful while most of what it makes is compared.
+    assert!(
+        agreed * 10 >= blocks as usize * 8,
+        "too few blocks compared"
+    );
+}
+
+#[test]
+fn the_compiler_survives_token_trees_and_text() {
+    for seed in 0..3000 {
+        let data = bytes(seed + 1_000_000, 256);
+        if let Ok(tokens) = structured(&mut Unstructured::new(&data)) {
+            check_tokens(tokens);
+        }
+    }
+    // Text: generated blocks, cut at random places.
+    for seed in 0..500 {
+        let data = bytes(seed, 512);
+        let Ok(block) = Block::arbitrary(&mut Unstructured::new(&data)) else {
+            continue;
+        };
+        let text = block.text();
+        let cut = (seed as usize * 7919) % (text.len() + 1);
+        let cut = (0..=cut)
+            .rev()
+            .find(|&k| text.is_char_boundary(k))
+            .unwrap_or(0);
+        for part in [&text[..cut], &text[cut..], &text[..]] {
+            if let Some(tokens) = from_text(part.as_bytes()) {
+                check_tokens(tokens);
+            }
+        }
+    }
+}
