@@ -52,6 +52,16 @@ fn failed_blocks_expand_to_errors_and_stubs() {
     assert!(output.contains("stub_scalar"), "{output}");
 }
 
+#[test]
+fn a_let_named_like_a_temporary_binds_in_the_callers_scope() {
+    let output = expand(quote! { let __tmp_y[i] = a[i]; }, Flavor::Panic);
+    let first = output.into_iter().next().expect("a non-empty expansion");
+    assert!(
+        !matches!(&first, proc_macro2::TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Brace),
+        "a user's `let` must not be wrapped in a block: {first}"
+    );
+}
+
 /// Tokens the language uses, so random blocks come close to valid ones.
 fn token_soup() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![

@@ -93,6 +93,7 @@ impl Resolver<'_> {
                     name: name.to_string(),
                     rank: lhs.len(),
                     first_access: access_text(&name.to_string(), indices),
+                    temporary: false,
                 });
                 self.bindings.insert(name.to_string(), tensor);
                 let target = ir::Target::NewTensor {
@@ -227,6 +228,7 @@ impl Resolver<'_> {
                             name: "{..}".to_owned(),
                             rank: indices.indices.len(),
                             first_access: text.clone(),
+                            temporary: false,
                         });
                         ir::Access {
                             tensor,
@@ -373,6 +375,7 @@ impl Resolver<'_> {
                     name: place.text.clone(),
                     rank: indices.indices.len(),
                     first_access: text.clone(),
+                    temporary: false,
                 });
                 self.bindings.insert(place.text.clone(), tensor);
                 tensor

@@ -44,9 +44,8 @@ pub fn emit(plan: &Plan, flavor: Flavor) -> TokenStream {
             .statements
             .iter()
             .any(|statement| match &statement.target {
-                Target::NewTensor { name, .. } | Target::NewScalar { name, .. } => {
-                    !name.to_string().starts_with("__tmp")
-                }
+                Target::NewTensor { .. } => !plan.program.makes_temporary(statement),
+                Target::NewScalar { .. } => true,
                 Target::Tensor { .. } | Target::Scalar { .. } => false,
             });
     if binds_user_names {

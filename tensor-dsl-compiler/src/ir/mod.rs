@@ -38,7 +38,7 @@ impl Program {
 
     /// Inserts a statement that makes a temporary before statement `at`: `make` receives the
     /// temporary's tensor id and hidden name and builds the statement. Keeps every `let`'s
-    /// statement number true.
+    /// statement number true. The only place a tensor is marked `temporary`.
     pub fn insert_temporary(
         &mut self,
         at: usize,
@@ -62,23 +62,25 @@ impl Program {
             name: name.to_string(),
             rank,
             first_access: name.to_string(),
+            temporary: true,
         });
         self.statements.insert(at, make(tensor, name));
         tensor
+    }
+
+    /// Whether `statement` makes a temporary the compiler introduced (never a user's `let`,
+    /// whatever its name).
+    pub fn makes_temporary(&self, statement: &Statement) -> bool {
+        matches!(&statement.target, Target::NewTensor { tensor, .. } if self.tensors[*tensor].temporary)
     }
 }
 
 pub type TensorId = usize;
 
-/// How the names of compiler-made temporaries start (`__tmp3`); user code never sees them.
+/// How the names of compiler-made temporaries start (`__tmp3`), for display only: whether a
+/// tensor is a temporary is `Tensor::temporary`, and the name's mixed-site span keeps it apart
+/// from any user name.
 const TEMPORARY_PREFIX: &str = "__tmp";
-
-impl Target {
-    /// Whether the statement makes a temporary the compiler introduced.
-    pub fn is_temporary(&self) -> bool {
-        matches!(self, Target::NewTensor { name, .. } if name.to_string().starts_with(TEMPORARY_PREFIX))
-    }
-}
 
 /// A tensor binding: one name until a `let` of the block shadows it.
 #[derive(Clone, Debug)]
@@ -89,6 +91,9 @@ pub struct Tensor {
     pub rank: usize,
     /// The first access as written, named in run-time rank errors.
     pub first_access: String,
+    /// A temporary the compiler introduced (`Program::insert_temporary`): made and read only
+    /// inside the block, never bound after it.
+    pub temporary: bool,
 }
 
 #[derive(Clone, Debug)]

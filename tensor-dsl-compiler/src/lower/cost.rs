@@ -42,7 +42,7 @@ pub fn cost(plan: &Plan, extents: &HashMap<String, usize>) -> Cost {
             let points = size(&mut loops, &mut cost.unknown);
             cost.flops += points * flops_per_point(step);
         }
-        if statement.target.is_temporary() {
+        if plan.program.makes_temporary(statement) {
             cost.temporary_elements += size(&mut statement.lhs_vars(), &mut cost.unknown);
         }
     }
