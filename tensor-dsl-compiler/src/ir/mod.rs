@@ -68,6 +68,14 @@ impl Program {
         tensor
     }
 
+    /// Whether writing tensor `written` may change what a read of tensor `read` sees. Tensors
+    /// the block did not make may share memory under different names (`let r = &v;` for a
+    /// writable view `v`), so a write to any of them counts as a write to all of them; a
+    /// tensor a `let` of the block made is fresh memory and aliases nothing else.
+    pub fn may_alias(&self, written: TensorId, read: TensorId) -> bool {
+        written == read || (!self.tensors[written].is_fresh() && !self.tensors[read].is_fresh())
+    }
+
     /// Whether `statement` makes a temporary the compiler introduced (never a user's `let`,
     /// whatever its name).
     pub fn makes_temporary(&self, statement: &Statement) -> bool {
@@ -94,6 +102,13 @@ pub struct Tensor {
     /// A temporary the compiler introduced (`Program::insert_temporary`): made and read only
     /// inside the block, never bound after it.
     pub temporary: bool,
+}
+
+impl Tensor {
+    /// Whether the block made the tensor (a `let` or a temporary): memory no other name reaches.
+    pub fn is_fresh(&self) -> bool {
+        matches!(self.origin, TensorOrigin::Let { .. })
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -132,8 +132,9 @@ fn find_duplicate(program: &Program) -> Option<Duplicate> {
     None
 }
 
-/// Whether a tensor the first term reads is written from its statement up to (not including)
-/// the second's, or the second's statement is the first's.
+/// Whether a tensor the first term reads may be written from its statement up to (not
+/// including) the second's, or the second's statement is the first's. A write to a tensor the
+/// block did not make may reach any other such tensor (`Program::may_alias`).
 fn written_between(program: &Program, first: Location, second: Location) -> bool {
     let term = &program.statements[first.0].updates[first.1].terms[first.2];
     let mut read: Vec<TensorId> = Vec::new();
@@ -142,9 +143,10 @@ fn written_between(program: &Program, first: Location, second: Location) -> bool
     first.0 == second.0
         || program.statements[first.0..second.0]
             .iter()
-            .any(|statement| match &statement.target {
-                Target::Tensor { access } => read.contains(&access.tensor),
-                _ => false,
+            .filter_map(Statement::target_tensor)
+            .any(|written| {
+                read.iter()
+                    .any(|&tensor| program.may_alias(written, tensor))
             })
 }
 
@@ -267,6 +269,22 @@ mod tests {
         // Both sums print as `Σj (a[i,j]*b[j])`, but the second reads the new `a`.
         insta::assert_snapshot!(before_and_after(
             quote! { let s[i] = a[i, j] * b[j] + 1; let a[i, j] = c[i, j] + 1; let t[i] = a[i, j] * b[j] + 1; },
+            "eliminate_common_subexpressions"
+        ));
+    }
+
+    #[test]
+    fn a_write_to_an_outside_tensor_blocks_sharing_sums_over_outside_tensors() {
+        // `v` may be `r` under another name; `e` is fresh, so writing it changes no sum.
+        insta::assert_snapshot!(before_and_after(
+            quote! {
+                let s[i] = m[i, j] * r[j] + 1;
+                v[i] = a[i];
+                let u[i] = m[i, j] * r[j] + 1;
+                let mut e[i] = a[i];
+                e[i] += 1;
+                let w[i] = 2 * m[i, j] * r[j];
+            },
             "eliminate_common_subexpressions"
         ));
     }
