@@ -35,3 +35,32 @@ fn a_sum_over_an_operand_that_a_let_shadows_is_computed_again() {
     assert_close(&a, &reference(&[4, 3], |ix| at(&c, ix) + 1.0), 0.0);
     assert_close(&t, &sum(&|ix| at(&c, ix) + 1.0), 1e-12);
 }
+
+/// A macro that adds its own tensor to the caller's: the two are different variables.
+macro_rules! add_bias {
+    ($out:ident, $x:ident) => {
+        let bias = tensor_dsl::Tensor::<f64>::from_fn([4], |ix| ix[0] as f64);
+        tensor! { let $out[i] = $x[i] + bias[i]; }
+    };
+}
+
+#[test]
+fn tensors_of_a_macro_and_of_its_caller_keep_their_own_bindings() {
+    let a = data::<f64>(&[4], 0);
+    // Not the macro's `bias`, which hygiene keeps apart from this one.
+    let bias = data::<f64>(&[4], 1);
+    add_bias!(c, a);
+    assert_close(&c, &reference(&[4], |ix| at(&a, ix) + ix[0] as f64), 0.0);
+    assert_eq!(bias.shape(), &[4]);
+}
+
+#[test]
+fn a_raw_identifier_names_the_same_tensor_as_the_plain_one() {
+    let a = data::<f64>(&[5], 0);
+    tensor! {
+        let r#c[i] = 2 * r#a[i] + a[i];
+        let d[i] = c[i] - r#c[i];
+    }
+    assert_close(&c, &reference(&[5], |ix| 3.0 * at(&a, ix)), 1e-15);
+    assert_close(&d, &reference(&[5], |_| 0.0), 0.0);
+}

@@ -62,6 +62,25 @@ fn a_let_named_like_a_temporary_binds_in_the_callers_scope() {
     );
 }
 
+#[test]
+fn later_tokens_of_a_name_are_proved_to_name_its_first_binding() {
+    let block = quote! {
+        let mut c[i] = a[i] + r#a[i] + self.w[i] + W[i] + W[i] + self.w[i];
+        c[i] += a[i] + x.y[i] + x.y[i];
+    };
+    let program = crate::front_end(block.clone()).expect("a valid block");
+    let pairs: Vec<(String, String)> = program
+        .same_bindings
+        .iter()
+        .map(|pair| (pair.first.to_string(), pair.later.to_string()))
+        .collect();
+    // `self` and uppercase names cannot be shadowed by a `let`, so they are left out.
+    let expected = [("a", "r#a"), ("c", "c"), ("a", "a"), ("x", "x")];
+    assert_eq!(pairs, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
+    let output = expand(block, Flavor::Panic).to_string();
+    assert_eq!(output.matches("same_binding (").count(), 4, "{output}");
+}
+
 /// Tokens the language uses, so random blocks come close to valid ones.
 fn token_soup() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![

@@ -1,6 +1,7 @@
 //! Plan → Rust tokens. The expansion runs, in order: Rust-expression operands and computed
 //! positions (`prelude`), every shape check of the block (`checks`), then each statement
-//! (`cpu`). Generated code names the runtime only as `::tensor_dsl::__private`, and its own
+//! (`cpu`), followed by the proofs that names grouped by their text are one variable
+//! (`checks::binding_proofs`, which only type-check). Generated code names the runtime only as `::tensor_dsl::__private`, and its own
 //! locals carry `Span::mixed_site()` so they never clash with user names.
 
 /// `quote!` with every token the template itself writes spanned `Span::mixed_site()`, so
@@ -39,6 +40,7 @@ pub fn emit(plan: &Plan, flavor: Flavor) -> TokenStream {
         .iter()
         .map(|statement| cpu::emit_statement(plan, statement, &checks.extents));
     let prelude = checks.tokens;
+    let proofs = checks::binding_proofs(&plan.program);
     let binds_user_names =
         plan.program
             .statements
@@ -53,6 +55,7 @@ pub fn emit(plan: &Plan, flavor: Flavor) -> TokenStream {
         hygienic! {
             #prelude
             #(#statements)*
+            #proofs
         }
     } else {
         // One block: usable as a statement and as an expression (`|| tensor! { … }`).
@@ -60,6 +63,7 @@ pub fn emit(plan: &Plan, flavor: Flavor) -> TokenStream {
             {
                 #prelude
                 #(#statements)*
+                #proofs
             }
         }
     }

@@ -19,6 +19,18 @@ pub struct Program {
     /// Fixed positions computed by Rust (`a[{k}, i]`), evaluated once when the block starts.
     pub positions: Vec<TokenStream>,
     pub statements: Vec<Statement>,
+    /// Tokens `check` took for one tensor because their text is equal, which macro hygiene may
+    /// still bind to different variables: the expansion has rustc prove each pair is one.
+    pub same_bindings: Vec<SameBinding>,
+}
+
+/// Two tokens of one name that must resolve to one binding: the tensor's first token (a
+/// `let`'s name, or the first occurrence of an outside tensor's root identifier) and a later
+/// occurrence. Generated code reaches the tensor through `first` only.
+#[derive(Clone, Debug)]
+pub struct SameBinding {
+    pub first: Ident,
+    pub later: Ident,
 }
 
 impl Program {
