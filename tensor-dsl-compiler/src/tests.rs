@@ -81,6 +81,24 @@ fn later_tokens_of_a_name_are_proved_to_name_its_first_binding() {
     assert_eq!(output.matches("same_binding (").count(), 4, "{output}");
 }
 
+#[test]
+fn generated_code_names_the_runtime_by_the_configured_crate_name() {
+    let config = crate::Config {
+        runtime: proc_macro2::Ident::new("tdsl", proc_macro2::Span::call_site()),
+        ..crate::Config::new(Flavor::Panic)
+    };
+    let valid = quote! { let mut c[i] = a[i, j] * b[j]; c[i] += a[i, i]; };
+    let failed = quote! { let c[i, i] = a[i, i]; let d[i] = a[i] +; };
+    for block in [valid, failed] {
+        let output = crate::expand_with(block, config.clone()).to_string();
+        assert!(output.contains(":: tdsl :: __private ::"), "{output}");
+        assert!(!output.contains("tensor_dsl"), "{output}");
+    }
+    // Once the expansion is written, the usual name is back.
+    let output = expand(quote! { let c[i] = a[i]; }, Flavor::Panic).to_string();
+    assert!(output.contains(":: tensor_dsl :: __private ::"), "{output}");
+}
+
 /// Tokens the language uses, so random blocks come close to valid ones.
 fn token_soup() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![

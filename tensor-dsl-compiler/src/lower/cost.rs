@@ -72,11 +72,9 @@ mod tests {
     use quote::quote;
 
     fn cost_of(input: proc_macro2::TokenStream, extents: &[(&str, usize)]) -> Cost {
-        let config = Config {
-            flavor: Flavor::Panic,
-            optimize: true,
-        };
-        let plan = trace(input, config).expect("valid input").plan;
+        let plan = trace(input, Config::new(Flavor::Panic))
+            .expect("valid input")
+            .plan;
         let extents = extents.iter().map(|&(k, v)| (k.to_owned(), v)).collect();
         cost(&plan, &extents)
     }
