@@ -100,14 +100,14 @@ impl Resolver<'_> {
                             statement: self.program.statements.len(),
                             name: name.clone(),
                         },
-                        name: text(&name),
+                        name: name_of(&name),
                         rank: lhs.len(),
-                        first_access: access_text(&text(&name), indices),
+                        first_access: access_text(&name_of(&name), indices),
                         temporary: false,
                     },
                     Some(name.clone()),
                 );
-                self.bindings.insert(text(&name), tensor);
+                self.bindings.insert(name_of(&name), tensor);
                 let target = ir::Target::NewTensor {
                     name,
                     mutable,
@@ -118,7 +118,7 @@ impl Resolver<'_> {
             }
             None => {
                 // A scalar `let` shadows any tensor of the same name for later statements.
-                self.bindings.remove(&text(&name));
+                self.bindings.remove(&name_of(&name));
                 (ir::Target::NewScalar { name, mutable, ty }, Vec::new())
             }
         };
@@ -153,7 +153,7 @@ impl Resolver<'_> {
             }
             None => {
                 if let Some(name) = &statement.place.bare_name {
-                    scope.names.push((text(name), name.span()));
+                    scope.names.push((name_of(name), name.span()));
                 }
                 let target = ir::Target::Scalar {
                     place: statement.place.tokens.clone(),
@@ -258,7 +258,7 @@ impl Resolver<'_> {
             syntax::Expr::Literal(literal) => ir::Expr::Literal(self.literal(literal, scope)),
             syntax::Expr::Scalar(place) => {
                 if let Some(name) = &place.bare_name {
-                    scope.names.push((text(name), name.span()));
+                    scope.names.push((name_of(name), name.span()));
                 }
                 scope.scalars.push(ir::Scalar {
                     tokens: place.tokens.clone(),
@@ -377,7 +377,7 @@ impl Resolver<'_> {
         scope: &mut StatementScope,
     ) -> ir::Access {
         if let Some(name) = &place.bare_name {
-            scope.names.push((text(name), name.span()));
+            scope.names.push((name_of(name), name.span()));
         }
         let text = access_text(&place.text, indices);
         let tensor = match self.bindings.get(&place.text) {
@@ -423,7 +423,7 @@ impl Resolver<'_> {
         let Some(Some(first)) = self.first_tokens.get(tensor) else {
             return;
         };
-        let name = text(later);
+        let name = name_of(later);
         if name == "self" || name.starts_with(|c: char| c.is_uppercase()) {
             return;
         }
@@ -439,7 +439,7 @@ impl Resolver<'_> {
             .iter()
             .map(|index| match index {
                 Index::Var(ident) => Slot::Var(ir::IndexVar {
-                    name: text(ident),
+                    name: name_of(ident),
                     span: ident.span(),
                 }),
                 Index::Position(literal) => {
@@ -478,7 +478,7 @@ fn check_index_name_clash(statement: &ir::Statement, scope: &StatementScope, err
 }
 
 /// A name as `check` compares it: its text without a raw-identifier prefix (`r#v` is `v`).
-fn text(ident: &syn::Ident) -> String {
+fn name_of(ident: &syn::Ident) -> String {
     ident.unraw().to_string()
 }
 
@@ -512,7 +512,7 @@ fn access_text(name: &str, indices: &IndexList) -> String {
         .indices
         .iter()
         .map(|index| match index {
-            Index::Var(ident) => text(ident),
+            Index::Var(ident) => name_of(ident),
             Index::Position(literal) => literal.to_string(),
             Index::Computed(_, tokens) => format!("{{{tokens}}}"),
         })

@@ -1,8 +1,9 @@
 //! Plan → Rust tokens. The expansion runs, in order: Rust-expression operands and computed
 //! positions (`prelude`), every shape check of the block (`checks`), then each statement
 //! (`cpu`), followed by the proofs that names grouped by their text are one variable
-//! (`checks::binding_proofs`, which only type-check). Generated code names the runtime only as `::tensor_dsl::__private`, and its own
-//! locals carry `Span::mixed_site()` so they never clash with user names.
+//! (`checks::binding_proofs`, which only type-check). Generated code names the runtime only as
+//! `::tensor_dsl::__private` (or by the name the user's crate gives the dependency), and its
+//! own locals carry `Span::mixed_site()` so they never clash with user names.
 
 /// `quote!` with every token the template itself writes spanned `Span::mixed_site()`, so
 /// generated locals are hygienic; interpolated user tokens keep their own spans.

@@ -91,7 +91,10 @@ impl Program {
     /// Whether `statement` makes a temporary the compiler introduced (never a user's `let`,
     /// whatever its name).
     pub fn makes_temporary(&self, statement: &Statement) -> bool {
-        matches!(&statement.target, Target::NewTensor { tensor, .. } if self.tensors[*tensor].temporary)
+        matches!(
+            &statement.target,
+            Target::NewTensor { tensor, .. } if self.tensors[*tensor].temporary
+        )
     }
 }
 
