@@ -23,6 +23,9 @@ fn main() {
     assert_eq!(y.as_slice(), z.as_slice());
     assert_eq!(c.as_slice(), &[42.0, 122.0, 202.0]);
     assert_eq!(s, 21.0 * 21.0 + 61.0 * 61.0 + 101.0 * 101.0);
-    assert_eq!(project(&a, &x).expect("matching extents").as_slice(), &[20.0, 60.0, 100.0]);
+    assert_eq!(
+        project(&a, &x).expect("matching extents").as_slice(),
+        &[20.0, 60.0, 100.0]
+    );
     assert!(project(&a, &c).is_err());
 }
