@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_close, at, data, reference, sum_over};
-use tensor_dsl::tensor;
+use tensor_dsl::{__tensor_unoptimized, tensor, Tensor};
 
 #[test]
 fn gemm_update_reads_the_target_in_place() {
@@ -109,4 +109,84 @@ fn temporary_of_a_right_hand_side_that_broadcasts_a_left_hand_index() {
         at(&before, ix) + 2.0 * at(&before, &[0, ix[1]])
     });
     assert_close(&c, &expected, 1e-12);
+}
+
+// Two names for one writable view (`let r = &v;`): the compiler cannot tell they share memory,
+// so every statement that reads `r` must see what earlier statements wrote through `v`. Each
+// block below runs optimized, with only the required passes, and one statement per macro call;
+// all three must agree.
+
+#[test]
+fn an_update_through_a_second_name_of_the_target_sees_the_statement_before() {
+    let a = data::<f64>(&[6], 0);
+    let start = data::<f64>(&[6], 1);
+    let run = |how: &str| -> Tensor<f64> {
+        let mut t = start.clone();
+        {
+            let v = t.view_mut();
+            let r = &v;
+            match how {
+                "optimized" => tensor! { v[i] = a[i]; v[i] += r[i]; v[i] -= 0.5; },
+                "unoptimized" => __tensor_unoptimized! { v[i] = a[i]; v[i] += r[i]; v[i] -= 0.5; },
+                _ => {
+                    tensor! { v[i] = a[i]; }
+                    tensor! { v[i] += r[i]; }
+                    tensor! { v[i] -= 0.5; }
+                }
+            }
+        }
+        t
+    };
+    let one_by_one = run("one by one");
+    assert_close(
+        &one_by_one,
+        &reference(&[6], |ix| 2.0 * at(&a, ix) - 0.5),
+        1e-15,
+    );
+    assert_close(&run("optimized"), &one_by_one, 0.0);
+    assert_close(&run("unoptimized"), &one_by_one, 0.0);
+}
+
+#[test]
+fn a_sum_through_a_second_name_is_computed_again_after_a_write_to_the_first() {
+    let a = data::<f64>(&[6], 0);
+    let m = data::<f64>(&[6, 6], 2);
+    let start = data::<f64>(&[6], 1);
+    let run = |how: &str| -> [Tensor<f64>; 3] {
+        let mut t = start.clone();
+        let (s, u) = {
+            let v = t.view_mut();
+            let r = &v;
+            match how {
+                "optimized" => {
+                    tensor! { let s[i] = m[i, j] * r[j]; v[i] = a[i]; let u[i] = m[i, j] * r[j]; }
+                    (s, u)
+                }
+                "unoptimized" => {
+                    __tensor_unoptimized! { let s[i] = m[i, j] * r[j]; v[i] = a[i]; let u[i] = m[i, j] * r[j]; }
+                    (s, u)
+                }
+                _ => {
+                    tensor! { let s[i] = m[i, j] * r[j]; }
+                    tensor! { v[i] = a[i]; }
+                    tensor! { let u[i] = m[i, j] * r[j]; }
+                    (s, u)
+                }
+            }
+        };
+        [s, t, u]
+    };
+    let one_by_one = run("one by one");
+    let product = |x: &Tensor<f64>| {
+        reference(&[6], |ix| {
+            sum_over(&[6], |r| at(&m, &[ix[0], r[0]]) * at(x, r))
+        })
+    };
+    assert_close(&one_by_one[0], &product(&start), 1e-12);
+    assert_close(&one_by_one[2], &product(&a), 1e-12);
+    for how in ["optimized", "unoptimized"] {
+        for (got, expected) in run(how).iter().zip(&one_by_one) {
+            assert_close(got, expected, 1e-12);
+        }
+    }
 }

@@ -151,3 +151,37 @@ fn a_block_without_let_is_an_expression() {
     add_twice(&mut c);
     assert_close(&c, &reference(&[5], |ix| 5.0 * at(&a, ix)), 1e-12);
 }
+
+#[test]
+fn a_let_mut_is_written_by_later_statements_with_or_without_the_optimizing_passes() {
+    let a = data::<f64>(&[5, 5], 0);
+    let x = data::<f64>(&[5], 1);
+    let twice = reference(&[5], |ix| 2.0 * at(&x, ix));
+    let product = reference(&[5], |ix| {
+        at(&x, ix) + sum_over(&[5], |r| at(&a, &[ix[0], r[0]]) * at(&x, r))
+    });
+
+    // Element-wise: the optimizing passes fuse the two statements.
+    tensor! {
+        let mut c[i] = x[i];
+        c[i] += x[i];
+    }
+    assert_close(&c, &twice, 0.0);
+    tensor_dsl::__tensor_unoptimized! {
+        let mut c[i] = x[i];
+        c[i] += x[i];
+    }
+    assert_close(&c, &twice, 0.0);
+
+    // A contraction: two statements either way.
+    tensor! {
+        let mut d[i] = x[i];
+        d[i] += a[i, j] * x[j];
+    }
+    assert_close(&d, &product, 1e-12);
+    tensor_dsl::__tensor_unoptimized! {
+        let mut d[i] = x[i];
+        d[i] += a[i, j] * x[j];
+    }
+    assert_close(&d, &product, 1e-12);
+}

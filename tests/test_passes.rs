@@ -174,13 +174,36 @@ fn consecutive_element_wise_updates_write_the_target_once() {
         view: storage.view_mut(),
         writes: Cell::new(0),
     };
+    // The updates read only what the block made (and constants), which no other name reaches.
     tensor! {
+        let e[i] = b[i] - 2 * d[i];
         c[i] = a[i] + 1;
-        c[i] += b[i];
-        c[i] -= 2 * d[i];
+        c[i] += e[i];
+        c[i] -= 0.5;
     }
     assert_eq!(c.writes.get(), 1, "three statements, one pass");
     drop(c);
-    let expected = reference(&[8], |ix| at(&a, ix) + 1.0 + at(&b, ix) - 2.0 * at(&d, ix));
+    let expected = reference(&[8], |ix| {
+        at(&a, ix) + 1.0 + at(&b, ix) - 2.0 * at(&d, ix) - 0.5
+    });
+    assert_close(&storage, &expected, 1e-12);
+}
+
+#[test]
+fn an_update_reading_another_outside_tensor_is_not_fused() {
+    let (a, b) = (data::<f64>(&[8], 0), data::<f64>(&[8], 1));
+    let mut storage = Tensor::<f64>::zeros([8]);
+    let c = CountedTarget {
+        view: storage.view_mut(),
+        writes: Cell::new(0),
+    };
+    // `b` could be `c` under another name, so `c[i] += b[i]` runs after `c[i] = …`.
+    tensor! {
+        c[i] = a[i] + 1;
+        c[i] += b[i];
+    }
+    assert_eq!(c.writes.get(), 2);
+    drop(c);
+    let expected = reference(&[8], |ix| at(&a, ix) + 1.0 + at(&b, ix));
     assert_close(&storage, &expected, 1e-12);
 }

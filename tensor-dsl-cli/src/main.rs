@@ -94,8 +94,8 @@ fn explain(options: &Options) -> Result<String, String> {
             render(&options.source, error.span(), &error.to_string())
         })?;
     let config = Config {
-        flavor: Flavor::Panic,
         optimize: options.optimize,
+        ..Config::new(Flavor::Panic)
     };
     let trace = trace(tokens, config).map_err(|error| {
         error

@@ -1,7 +1,7 @@
 //! The `tensor!` compiler front to back: syntax → check → passes → lower → emit. Only the first
 //! two stages can fail; their errors are all reported together with a stub expansion.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 
 use crate::diagnostics::Errors;
 use crate::emit::{self, Flavor};
@@ -9,22 +9,32 @@ use crate::lower::Plan;
 use crate::{check, ir, lower, passes, syntax};
 
 /// How to compile a block.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Config {
     pub flavor: Flavor,
     /// Runs the optimizing passes; off, only the passes needed for correct code run.
     pub optimize: bool,
+    /// The name the expanding crate gives the `tensor-dsl` package: `tensor_dsl`, or a renamed
+    /// dependency's (`tdsl = { package = "tensor-dsl", .. }`). Generated code reaches the
+    /// runtime through `::name::__private`.
+    pub runtime: Ident,
 }
 
-/// Expands the body of a `tensor!` (or, with `Flavor::Fallible`, `try_tensor!`) call.
-pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
-    expand_with(
-        input,
+impl Config {
+    /// Every pass on, the runtime reached as `::tensor_dsl`.
+    pub fn new(flavor: Flavor) -> Self {
         Config {
             flavor,
             optimize: true,
-        },
-    )
+            runtime: Ident::new("tensor_dsl", Span::call_site()),
+        }
+    }
+}
+
+/// Expands the body of a `tensor!` (or, with `Flavor::Fallible`, `try_tensor!`) call, for a
+/// crate that knows the runtime as `tensor_dsl`.
+pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
+    expand_with(input, Config::new(flavor))
 }
 
 /// Expands a block with an explicit configuration.
@@ -33,11 +43,11 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
     let parsed = syntax::parse_block(input, &mut errors);
     let program = check::check(&parsed, &mut errors);
     if let Err(error) = errors.into_result() {
-        return emit::fallback(&parsed, error);
+        return emit::fallback(&parsed, error, &config.runtime);
     }
     let program = passes::run(program, config.optimize);
     let plan = lower::lower(program);
-    emit::emit(&plan, config.flavor)
+    emit::emit(&plan, config.flavor, &config.runtime)
 }
 
 /// Parses and checks a block: the IR in einsum notation, or every error of the block.
@@ -65,6 +75,6 @@ pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
         stages.push((pass.name, program.clone()));
     }
     let plan = lower::lower(program);
-    let rust = emit::emit(&plan, config.flavor);
+    let rust = emit::emit(&plan, config.flavor, &config.runtime);
     Ok(Trace { stages, plan, rust })
 }

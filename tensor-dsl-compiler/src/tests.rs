@@ -52,6 +52,53 @@ fn failed_blocks_expand_to_errors_and_stubs() {
     assert!(output.contains("stub_scalar"), "{output}");
 }
 
+#[test]
+fn a_let_named_like_a_temporary_binds_in_the_callers_scope() {
+    let output = expand(quote! { let __tmp_y[i] = a[i]; }, Flavor::Panic);
+    let first = output.into_iter().next().expect("a non-empty expansion");
+    assert!(
+        !matches!(&first, proc_macro2::TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Brace),
+        "a user's `let` must not be wrapped in a block: {first}"
+    );
+}
+
+#[test]
+fn later_tokens_of_a_name_are_proved_to_name_its_first_binding() {
+    let block = quote! {
+        let mut c[i] = a[i] + r#a[i] + self.w[i] + W[i] + W[i] + self.w[i];
+        c[i] += a[i] + x.y[i] + x.y[i];
+    };
+    let program = crate::front_end(block.clone()).expect("a valid block");
+    let pairs: Vec<(String, String)> = program
+        .same_bindings
+        .iter()
+        .map(|pair| (pair.first.to_string(), pair.later.to_string()))
+        .collect();
+    // `self` and uppercase names cannot be shadowed by a `let`, so they are left out.
+    let expected = [("a", "r#a"), ("c", "c"), ("a", "a"), ("x", "x")];
+    assert_eq!(pairs, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
+    let output = expand(block, Flavor::Panic).to_string();
+    assert_eq!(output.matches("same_binding (").count(), 4, "{output}");
+}
+
+#[test]
+fn generated_code_names_the_runtime_by_the_configured_crate_name() {
+    let config = crate::Config {
+        runtime: proc_macro2::Ident::new("tdsl", proc_macro2::Span::call_site()),
+        ..crate::Config::new(Flavor::Panic)
+    };
+    let valid = quote! { let mut c[i] = a[i, j] * b[j]; c[i] += a[i, i]; };
+    let failed = quote! { let c[i, i] = a[i, i]; let d[i] = a[i] +; };
+    for block in [valid, failed] {
+        let output = crate::expand_with(block, config.clone()).to_string();
+        assert!(output.contains(":: tdsl :: __private ::"), "{output}");
+        assert!(!output.contains("tensor_dsl"), "{output}");
+    }
+    // Once the expansion is written, the usual name is back.
+    let output = expand(quote! { let c[i] = a[i]; }, Flavor::Panic).to_string();
+    assert!(output.contains(":: tensor_dsl :: __private ::"), "{output}");
+}
+
 /// Tokens the language uses, so random blocks come close to valid ones.
 fn token_soup() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![

@@ -58,3 +58,22 @@ where
 {
     operand.__tdsl_operand()
 }
+
+/// What a `tensor!` expansion binds under the first token of a name to prove that a later token
+/// of the same text names the same variable: `{ let a = SameBinding; same_binding(a); }`
+/// compiles only if macro hygiene resolves the second `a` to the first.
+#[derive(Clone, Copy)]
+pub struct SameBinding;
+
+/// Implemented only by [`SameBinding`].
+#[diagnostic::on_unimplemented(
+    message = "this name refers to a different tensor than the same name elsewhere in this `tensor!` block (macro hygiene keeps them apart): rename one of them",
+    label = "not the tensor the first use of this name refers to"
+)]
+pub trait IsSameBinding {}
+
+impl IsSameBinding for SameBinding {}
+
+/// Compiles only when `_name` is the [`SameBinding`] marker; does nothing.
+#[inline(always)]
+pub fn same_binding<X: IsSameBinding>(_name: X) {}

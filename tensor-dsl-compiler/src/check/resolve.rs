@@ -2,11 +2,16 @@
 //! name for later statements, as in Rust), scalars are numbered in evaluation order, top-level
 //! terms are flattened. Reports the mistakes visible while resolving: unknown functions, wrong
 //! arity, fixed positions on a `let`, a name used both as an index and as a tensor or scalar.
+//!
+//! A proc macro cannot compare hygiene, so names are grouped by their text (`r#v` is `v`), and
+//! every later token of a group is recorded with the group's first token in
+//! `Program::same_bindings`: the expansion makes rustc prove they name one variable.
 
 use std::collections::HashMap;
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::ToTokens;
+use syn::ext::IdentExt;
 
 use crate::diagnostics::Errors;
 use crate::ir::{self, Position, Slot, TensorId, TensorOrigin};
@@ -20,8 +25,10 @@ pub fn resolve(statements: &[&syntax::Statement], errors: &mut Errors) -> ir::Pr
             tensors: Vec::new(),
             positions: Vec::new(),
             statements: Vec::new(),
+            same_bindings: Vec::new(),
         },
         bindings: HashMap::new(),
+        first_tokens: Vec::new(),
     };
     for statement in statements {
         resolver.statement(statement);
@@ -34,6 +41,9 @@ struct Resolver<'e> {
     program: ir::Program,
     /// Place text → the binding it names at this point of the block.
     bindings: HashMap<String, TensorId>,
+    /// Per tensor, the token generated code names it by (a `let`'s name, or the root of an
+    /// outside tensor's first occurrence); none for `{ expr }` operands.
+    first_tokens: Vec<Option<syn::Ident>>,
 }
 
 /// What one statement uses, gathered while resolving it.
@@ -84,17 +94,20 @@ impl Resolver<'_> {
                         scope.failed = true;
                     }
                 }
-                let tensor = self.program.tensors.len();
-                self.program.tensors.push(ir::Tensor {
-                    origin: TensorOrigin::Let {
-                        statement: self.program.statements.len(),
-                        name: name.clone(),
+                let tensor = self.new_tensor(
+                    ir::Tensor {
+                        origin: TensorOrigin::Let {
+                            statement: self.program.statements.len(),
+                            name: name.clone(),
+                        },
+                        name: name_of(&name),
+                        rank: lhs.len(),
+                        first_access: access_text(&name_of(&name), indices),
+                        temporary: false,
                     },
-                    name: name.to_string(),
-                    rank: lhs.len(),
-                    first_access: access_text(&name.to_string(), indices),
-                });
-                self.bindings.insert(name.to_string(), tensor);
+                    Some(name.clone()),
+                );
+                self.bindings.insert(name_of(&name), tensor);
                 let target = ir::Target::NewTensor {
                     name,
                     mutable,
@@ -105,7 +118,7 @@ impl Resolver<'_> {
             }
             None => {
                 // A scalar `let` shadows any tensor of the same name for later statements.
-                self.bindings.remove(&name.to_string());
+                self.bindings.remove(&name_of(&name));
                 (ir::Target::NewScalar { name, mutable, ty }, Vec::new())
             }
         };
@@ -140,7 +153,7 @@ impl Resolver<'_> {
             }
             None => {
                 if let Some(name) = &statement.place.bare_name {
-                    scope.names.push((name.to_string(), name.span()));
+                    scope.names.push((name_of(name), name.span()));
                 }
                 let target = ir::Target::Scalar {
                     place: statement.place.tokens.clone(),
@@ -220,14 +233,17 @@ impl Resolver<'_> {
                 let access = match tensor {
                     TensorSource::Place(place) => self.place_access(place, indices, scope),
                     TensorSource::Rust(brace, tokens) => {
-                        let tensor = self.program.tensors.len();
                         let text = access_text("{..}", indices);
-                        self.program.tensors.push(ir::Tensor {
-                            origin: TensorOrigin::Rust(braced(tokens, brace.span.join())),
-                            name: "{..}".to_owned(),
-                            rank: indices.indices.len(),
-                            first_access: text.clone(),
-                        });
+                        let tensor = self.new_tensor(
+                            ir::Tensor {
+                                origin: TensorOrigin::Rust(braced(tokens, brace.span.join())),
+                                name: "{..}".to_owned(),
+                                rank: indices.indices.len(),
+                                first_access: text.clone(),
+                                temporary: false,
+                            },
+                            None,
+                        );
                         ir::Access {
                             tensor,
                             name: "{..}".to_owned(),
@@ -242,7 +258,7 @@ impl Resolver<'_> {
             syntax::Expr::Literal(literal) => ir::Expr::Literal(self.literal(literal, scope)),
             syntax::Expr::Scalar(place) => {
                 if let Some(name) = &place.bare_name {
-                    scope.names.push((name.to_string(), name.span()));
+                    scope.names.push((name_of(name), name.span()));
                 }
                 scope.scalars.push(ir::Scalar {
                     tokens: place.tokens.clone(),
@@ -361,19 +377,25 @@ impl Resolver<'_> {
         scope: &mut StatementScope,
     ) -> ir::Access {
         if let Some(name) = &place.bare_name {
-            scope.names.push((name.to_string(), name.span()));
+            scope.names.push((name_of(name), name.span()));
         }
         let text = access_text(&place.text, indices);
         let tensor = match self.bindings.get(&place.text) {
-            Some(&tensor) => tensor,
+            Some(&tensor) => {
+                self.prove_same_binding(tensor, &place.root);
+                tensor
+            }
             None => {
-                let tensor = self.program.tensors.len();
-                self.program.tensors.push(ir::Tensor {
-                    origin: TensorOrigin::External(place.tokens.clone()),
-                    name: place.text.clone(),
-                    rank: indices.indices.len(),
-                    first_access: text.clone(),
-                });
+                let tensor = self.new_tensor(
+                    ir::Tensor {
+                        origin: TensorOrigin::External(place.tokens.clone()),
+                        name: place.text.clone(),
+                        rank: indices.indices.len(),
+                        first_access: text.clone(),
+                        temporary: false,
+                    },
+                    Some(place.root.clone()),
+                );
                 self.bindings.insert(place.text.clone(), tensor);
                 tensor
             }
@@ -387,13 +409,37 @@ impl Resolver<'_> {
         }
     }
 
+    fn new_tensor(&mut self, tensor: ir::Tensor, first_token: Option<syn::Ident>) -> TensorId {
+        self.program.tensors.push(tensor);
+        self.first_tokens.push(first_token);
+        self.program.tensors.len() - 1
+    }
+
+    /// Records that `later`, grouped with `tensor` by its text, must name the variable the
+    /// tensor's first token names. Names that a `let` cannot shadow are left out: `self`, and
+    /// names starting with an uppercase letter (a `const` or `static` would turn the proof's
+    /// `let` into a pattern).
+    fn prove_same_binding(&mut self, tensor: TensorId, later: &syn::Ident) {
+        let Some(Some(first)) = self.first_tokens.get(tensor) else {
+            return;
+        };
+        let name = name_of(later);
+        if name == "self" || name.starts_with(|c: char| c.is_uppercase()) {
+            return;
+        }
+        self.program.same_bindings.push(ir::SameBinding {
+            first: first.clone(),
+            later: later.clone(),
+        });
+    }
+
     fn slots(&mut self, indices: &IndexList, scope: &mut StatementScope) -> Vec<Slot> {
         indices
             .indices
             .iter()
             .map(|index| match index {
                 Index::Var(ident) => Slot::Var(ir::IndexVar {
-                    name: ident.to_string(),
+                    name: name_of(ident),
                     span: ident.span(),
                 }),
                 Index::Position(literal) => {
@@ -431,6 +477,11 @@ fn check_index_name_clash(statement: &ir::Statement, scope: &StatementScope, err
     }
 }
 
+/// A name as `check` compares it: its text without a raw-identifier prefix (`r#v` is `v`).
+fn name_of(ident: &syn::Ident) -> String {
+    ident.unraw().to_string()
+}
+
 /// `{ tokens }` as one expression token, spanned like the user's braces.
 fn braced(tokens: &TokenStream, span: Span) -> TokenStream {
     let mut group = Group::new(Delimiter::Brace, tokens.clone());
@@ -461,7 +512,7 @@ fn access_text(name: &str, indices: &IndexList) -> String {
         .indices
         .iter()
         .map(|index| match index {
-            Index::Var(ident) => ident.to_string(),
+            Index::Var(ident) => name_of(ident),
             Index::Position(literal) => literal.to_string(),
             Index::Computed(_, tokens) => format!("{{{tokens}}}"),
         })

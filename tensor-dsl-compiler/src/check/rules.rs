@@ -13,6 +13,7 @@ pub fn check_rules(program: &Program, errors: &mut Errors) {
         check_nested_sums(statement, errors);
     }
     check_consistent_ranks(program, errors);
+    check_written_lets_are_mutable(program, errors);
 }
 
 // Each left-hand index names a different axis: `c[i, i] = …` is an error (a diagonal is read,
@@ -169,6 +170,34 @@ fn check_consistent_ranks(program: &Program, errors: &mut Errors) {
     }
 }
 
+// A later statement of the block writes a tensor a `let` made only when that `let` says `mut`,
+// as in Rust. The language decides, not the passes: `let c[i] = x[i]; c[i] += x[i];` must not
+// compile just because `fuse_elementwise` happens to merge the two statements into one.
+fn check_written_lets_are_mutable(program: &Program, errors: &mut Errors) {
+    for statement in &program.statements {
+        let Target::NewTensor {
+            name,
+            mutable: false,
+            tensor,
+            ..
+        } = &statement.target
+        else {
+            continue;
+        };
+        let written = program.statements.iter().any(
+            |later| matches!(&later.target, Target::Tensor { access } if access.tensor == *tensor),
+        );
+        if written {
+            errors.error(
+                name.span(),
+                format!(
+                    "`{name}` is written by a later statement of this block, so it must be mutable: write `let mut {name}[..]`"
+                ),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::compile::front_end;
@@ -255,6 +284,25 @@ mod tests {
                 "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
             ]
         );
+    }
+
+    #[test]
+    fn a_let_written_later_must_be_mut() {
+        let message =
+            "`c` is written by a later statement of this block, so it must be mutable: write `let mut c[..]`";
+        assert_eq!(errors(quote! { let c[i] = x[i]; c[i] += x[i]; }), [message]);
+        assert_eq!(
+            errors(quote! { let c[i] = x[i]; c[i] += a[i, j] * x[j]; c[i] -= x[i]; }),
+            [message],
+            "one error per `let`"
+        );
+        assert!(errors(quote! { let mut c[i] = x[i]; c[i] += a[i, j] * x[j]; }).is_empty());
+        assert_eq!(
+            errors(quote! { let c[i] = x[i]; let c[i] = 2 * c[i]; c[i] += x[i]; }),
+            [message],
+            "only the `let` whose tensor is written"
+        );
+        assert!(errors(quote! { let c[i] = x[i]; d[i] = c[i]; }).is_empty());
     }
 
     #[test]

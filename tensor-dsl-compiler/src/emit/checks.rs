@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use proc_macro2::{Ident, TokenStream};
 
 use super::{hidden_numbered, private, tensor_expr, Flavor};
-use crate::ir::{Position, Program, Slot, Target, TensorId, TensorOrigin};
+use crate::ir::{Position, Program, SameBinding, Slot, Target, TensorId, TensorOrigin};
 
 /// The check prelude and the name of each statement's index extents.
 pub struct Checks {
@@ -120,6 +120,35 @@ fn axis_extent(
             let shape = hidden_numbered("__shape", tensor);
             hygienic!(#shape[#axis])
         }
+    }
+}
+
+/// For each pair of tokens `check` took for one tensor by their text, a block that type-checks
+/// only if both name one variable: `first` is shadowed by a marker, which `later` then names
+/// too, unless hygiene binds it elsewhere (a macro's own `a` and its caller's `a`), where the
+/// marker's trait bound fails on `later`'s token. Nothing of it runs. Placed after the
+/// statements, so a `later` hygiene keeps apart from a block `let` still sees that `let`'s
+/// tensor and fails on the bound, rather than as an unknown name.
+pub fn binding_proofs(program: &Program) -> TokenStream {
+    if program.same_bindings.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private();
+    let proofs = program
+        .same_bindings
+        .iter()
+        .map(|SameBinding { first, later }| {
+            hygienic! {
+                {
+                    let #first = #p::SameBinding;
+                    #p::same_binding(#later);
+                }
+            }
+        });
+    // A `let` statement, since a lint attribute on a block expression is unstable.
+    hygienic! {
+        #[allow(unused_variables, non_snake_case, clippy::all, clippy::pedantic)]
+        let () = { #(#proofs)* };
     }
 }
 

@@ -19,6 +19,18 @@ pub struct Program {
     /// Fixed positions computed by Rust (`a[{k}, i]`), evaluated once when the block starts.
     pub positions: Vec<TokenStream>,
     pub statements: Vec<Statement>,
+    /// Tokens `check` took for one tensor because their text is equal, which macro hygiene may
+    /// still bind to different variables: the expansion has rustc prove each pair is one.
+    pub same_bindings: Vec<SameBinding>,
+}
+
+/// Two tokens of one name that must resolve to one binding: the tensor's first token (a
+/// `let`'s name, or the first occurrence of an outside tensor's root identifier) and a later
+/// occurrence. Generated code reaches the tensor through `first` only.
+#[derive(Clone, Debug)]
+pub struct SameBinding {
+    pub first: Ident,
+    pub later: Ident,
 }
 
 impl Program {
@@ -38,7 +50,7 @@ impl Program {
 
     /// Inserts a statement that makes a temporary before statement `at`: `make` receives the
     /// temporary's tensor id and hidden name and builds the statement. Keeps every `let`'s
-    /// statement number true.
+    /// statement number true. The only place a tensor is marked `temporary`.
     pub fn insert_temporary(
         &mut self,
         at: usize,
@@ -62,23 +74,36 @@ impl Program {
             name: name.to_string(),
             rank,
             first_access: name.to_string(),
+            temporary: true,
         });
         self.statements.insert(at, make(tensor, name));
         tensor
+    }
+
+    /// Whether writing tensor `written` may change what a read of tensor `read` sees. Tensors
+    /// the block did not make may share memory under different names (`let r = &v;` for a
+    /// writable view `v`), so a write to any of them counts as a write to all of them; a
+    /// tensor a `let` of the block made is fresh memory and aliases nothing else.
+    pub fn may_alias(&self, written: TensorId, read: TensorId) -> bool {
+        written == read || (!self.tensors[written].is_fresh() && !self.tensors[read].is_fresh())
+    }
+
+    /// Whether `statement` makes a temporary the compiler introduced (never a user's `let`,
+    /// whatever its name).
+    pub fn makes_temporary(&self, statement: &Statement) -> bool {
+        matches!(
+            &statement.target,
+            Target::NewTensor { tensor, .. } if self.tensors[*tensor].temporary
+        )
     }
 }
 
 pub type TensorId = usize;
 
-/// How the names of compiler-made temporaries start (`__tmp3`); user code never sees them.
+/// How the names of compiler-made temporaries start (`__tmp3`), for display only: whether a
+/// tensor is a temporary is `Tensor::temporary`, and the name's mixed-site span keeps it apart
+/// from any user name.
 const TEMPORARY_PREFIX: &str = "__tmp";
-
-impl Target {
-    /// Whether the statement makes a temporary the compiler introduced.
-    pub fn is_temporary(&self) -> bool {
-        matches!(self, Target::NewTensor { name, .. } if name.to_string().starts_with(TEMPORARY_PREFIX))
-    }
-}
 
 /// A tensor binding: one name until a `let` of the block shadows it.
 #[derive(Clone, Debug)]
@@ -89,6 +114,16 @@ pub struct Tensor {
     pub rank: usize,
     /// The first access as written, named in run-time rank errors.
     pub first_access: String,
+    /// A temporary the compiler introduced (`Program::insert_temporary`): made and read only
+    /// inside the block, never bound after it.
+    pub temporary: bool,
+}
+
+impl Tensor {
+    /// Whether the block made the tensor (a `let` or a temporary): memory no other name reaches.
+    pub fn is_fresh(&self) -> bool {
+        matches!(self.origin, TensorOrigin::Let { .. })
+    }
 }
 
 #[derive(Clone, Debug)]

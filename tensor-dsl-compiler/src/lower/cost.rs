@@ -42,7 +42,7 @@ pub fn cost(plan: &Plan, extents: &HashMap<String, usize>) -> Cost {
             let points = size(&mut loops, &mut cost.unknown);
             cost.flops += points * flops_per_point(step);
         }
-        if statement.target.is_temporary() {
+        if plan.program.makes_temporary(statement) {
             cost.temporary_elements += size(&mut statement.lhs_vars(), &mut cost.unknown);
         }
     }
@@ -72,11 +72,9 @@ mod tests {
     use quote::quote;
 
     fn cost_of(input: proc_macro2::TokenStream, extents: &[(&str, usize)]) -> Cost {
-        let config = Config {
-            flavor: Flavor::Panic,
-            optimize: true,
-        };
-        let plan = trace(input, config).expect("valid input").plan;
+        let plan = trace(input, Config::new(Flavor::Panic))
+            .expect("valid input")
+            .plan;
         let extents = extents.iter().map(|&(k, v)| (k.to_owned(), v)).collect();
         cost(&plan, &extents)
     }

@@ -2,13 +2,12 @@
 //! right-hand side of an earlier `let x[..] = Σ…`, it reads `x` instead; when two terms
 //! share a sum otherwise, a temporary `let tmp[..] = Σ…` is inserted before the first and
 //! both read it. Terms qualify when they sum something, use no Rust scalar (those are
-//! evaluated per statement) and no tensor they read is written in between.
-
-use std::collections::HashMap;
+//! evaluated per statement) and no tensor they read is written in between. Two sums are the
+//! same when they read the same tensor bindings (by id, never by name) in the same shape.
 
 use crate::ir::{
-    Access, AssignOp, Expr, IndexVar, Program, Scale, Slot, Statement, Target, TensorId, Term,
-    Update,
+    Access, AssignOp, BinaryOp, Expr, Function, IndexVar, Position, Program, Scale, Slot,
+    Statement, Target, TensorId, Term, Update,
 };
 
 pub fn eliminate_common_subexpressions(mut program: Program) -> Program {
@@ -19,10 +18,28 @@ pub fn eliminate_common_subexpressions(mut program: Program) -> Program {
     program
 }
 
-/// A term's sum with its indices renamed by role (free in first-use order, then summed), so
-/// equal sums in statements that name their indices differently compare equal.
+/// A term's sum as a value: tensors by id (so sums over two bindings of one name, before and
+/// after a `let` shadows it, differ) and indices by role, free in first-use order then summed
+/// (so equal sums in statements that name their indices differently compare equal).
 #[derive(PartialEq)]
-struct Key(String);
+struct Key(KeyExpr);
+
+#[derive(PartialEq)]
+enum KeyExpr {
+    Access(TensorId, Vec<KeySlot>),
+    /// The literal's value as bits: `0.0` and `-0.0` divide differently.
+    Literal(u64),
+    Neg(Box<KeyExpr>),
+    Binary(BinaryOp, Box<KeyExpr>, Box<KeyExpr>),
+    Call(Function, Vec<KeyExpr>),
+}
+
+#[derive(PartialEq)]
+enum KeySlot {
+    Free(usize),
+    Summed(usize),
+    Fixed(Position),
+}
 
 /// `(statement, update, term)`.
 type Location = (usize, usize, usize);
@@ -34,7 +51,7 @@ struct Duplicate {
 
 fn key(term: &Term) -> Option<Key> {
     let reduction = term.reduction.as_ref()?;
-    if reduction.is_empty() || has_scalar(&term.expr) {
+    if reduction.is_empty() {
         return None;
     }
     let free: Vec<IndexVar> = term
@@ -43,49 +60,47 @@ fn key(term: &Term) -> Option<Key> {
         .into_iter()
         .filter(|var| !reduction.contains(var))
         .collect();
-    let rename: HashMap<&str, String> = free
-        .iter()
-        .enumerate()
-        .map(|(k, var)| (var.name.as_str(), format!("f{k}")))
-        .chain(
-            reduction
+    let role = |var: &IndexVar| match reduction.iter().position(|summed| summed == var) {
+        Some(k) => KeySlot::Summed(k),
+        None => KeySlot::Free(
+            free.iter()
+                .position(|other| other == var)
+                .expect("an index a term does not sum is free"),
+        ),
+    };
+    key_expr(&term.expr, &role).map(Key)
+}
+
+/// The expression as a key; none when it uses a Rust scalar, which is evaluated anew by each
+/// statement.
+fn key_expr(expr: &Expr, role: &impl Fn(&IndexVar) -> KeySlot) -> Option<KeyExpr> {
+    Some(match expr {
+        Expr::Access(access) => KeyExpr::Access(
+            access.tensor,
+            access
+                .slots
                 .iter()
-                .enumerate()
-                .map(|(k, var)| (var.name.as_str(), format!("r{k}"))),
-        )
-        .collect();
-    let mut renamed = term.expr.clone();
-    rename_vars(&mut renamed, &rename);
-    Some(Key(format!("{renamed}|{}", reduction.len())))
-}
-
-fn rename_vars(expr: &mut Expr, rename: &HashMap<&str, String>) {
-    match expr {
-        Expr::Access(access) => {
-            for slot in &mut access.slots {
-                if let Slot::Var(var) = slot {
-                    var.name = rename[var.name.as_str()].clone();
-                }
-            }
-        }
-        Expr::Literal(_) | Expr::Scalar(_) => {}
-        Expr::Neg(operand) => rename_vars(operand, rename),
-        Expr::Binary(_, left, right) => {
-            rename_vars(left, rename);
-            rename_vars(right, rename);
-        }
-        Expr::Call(_, args) => args.iter_mut().for_each(|arg| rename_vars(arg, rename)),
-    }
-}
-
-fn has_scalar(expr: &Expr) -> bool {
-    match expr {
-        Expr::Scalar(_) => true,
-        Expr::Access(_) | Expr::Literal(_) => false,
-        Expr::Neg(operand) => has_scalar(operand),
-        Expr::Binary(_, left, right) => has_scalar(left) || has_scalar(right),
-        Expr::Call(_, args) => args.iter().any(has_scalar),
-    }
+                .map(|slot| match slot {
+                    Slot::Var(var) => role(var),
+                    Slot::Fixed(position) => KeySlot::Fixed(*position),
+                })
+                .collect(),
+        ),
+        Expr::Literal(literal) => KeyExpr::Literal(literal.value.to_bits()),
+        Expr::Scalar(_) => return None,
+        Expr::Neg(operand) => KeyExpr::Neg(Box::new(key_expr(operand, role)?)),
+        Expr::Binary(op, left, right) => KeyExpr::Binary(
+            *op,
+            Box::new(key_expr(left, role)?),
+            Box::new(key_expr(right, role)?),
+        ),
+        Expr::Call(function, args) => KeyExpr::Call(
+            *function,
+            args.iter()
+                .map(|arg| key_expr(arg, role))
+                .collect::<Option<_>>()?,
+        ),
+    })
 }
 
 fn locations(program: &Program) -> Vec<(Location, Key)> {
@@ -117,8 +132,9 @@ fn find_duplicate(program: &Program) -> Option<Duplicate> {
     None
 }
 
-/// Whether a tensor the first term reads is written from its statement up to (not including)
-/// the second's, or the second's statement is the first's.
+/// Whether a tensor the first term reads may be written from its statement up to (not
+/// including) the second's, or the second's statement is the first's. A write to a tensor the
+/// block did not make may reach any other such tensor (`Program::may_alias`).
 fn written_between(program: &Program, first: Location, second: Location) -> bool {
     let term = &program.statements[first.0].updates[first.1].terms[first.2];
     let mut read: Vec<TensorId> = Vec::new();
@@ -127,9 +143,10 @@ fn written_between(program: &Program, first: Location, second: Location) -> bool
     first.0 == second.0
         || program.statements[first.0..second.0]
             .iter()
-            .any(|statement| match &statement.target {
-                Target::Tensor { access } => read.contains(&access.tensor),
-                _ => false,
+            .filter_map(Statement::target_tensor)
+            .any(|written| {
+                read.iter()
+                    .any(|&tensor| program.may_alias(written, tensor))
             })
 }
 
@@ -243,6 +260,31 @@ mod tests {
     fn writes_in_between_and_scalars_block_sharing() {
         insta::assert_snapshot!(before_and_after(
             quote! { let s[i] = a[i, j] * b[j] + 1; a[i, j] += 1; let t[i] = a[i, j] * b[j] + 1; let u[i] = {w} * c[i, j] + 1; let v[i] = {w} * c[i, j] + 1; },
+            "eliminate_common_subexpressions"
+        ));
+    }
+
+    #[test]
+    fn a_let_that_shadows_an_operand_starts_a_new_sum() {
+        // Both sums print as `Σj (a[i,j]*b[j])`, but the second reads the new `a`.
+        insta::assert_snapshot!(before_and_after(
+            quote! { let s[i] = a[i, j] * b[j] + 1; let a[i, j] = c[i, j] + 1; let t[i] = a[i, j] * b[j] + 1; },
+            "eliminate_common_subexpressions"
+        ));
+    }
+
+    #[test]
+    fn a_write_to_an_outside_tensor_blocks_sharing_sums_over_outside_tensors() {
+        // `v` may be `r` under another name; `e` is fresh, so writing it changes no sum.
+        insta::assert_snapshot!(before_and_after(
+            quote! {
+                let s[i] = m[i, j] * r[j] + 1;
+                v[i] = a[i];
+                let u[i] = m[i, j] * r[j] + 1;
+                let mut e[i] = a[i];
+                e[i] += 1;
+                let w[i] = 2 * m[i, j] * r[j];
+            },
             "eliminate_common_subexpressions"
         ));
     }

@@ -1,15 +1,21 @@
 //! Consecutive element-wise updates of one target fuse into one pass over it:
 //! `c[i] = a[i] + 1; c[i] += b[i]` → `c[i] = a[i] + 1 + b[i]`. Legal when the second statement
-//! writes the same tensor at the same indices with `+=`/`-=`, sums nothing, does not read the
-//! target (it would have to see the first statement's result), and has no Rust scalars (they
-//! are evaluated when their statement starts).
+//! writes the same tensor at the same indices with `+=`/`-=`, sums nothing, reads nothing the
+//! first one writes (it would have to see the first statement's result: the target, or for a
+//! target the block did not make, any other tensor the block did not make, which may be the
+//! target under another name), and has no Rust scalars (they are evaluated when their
+//! statement starts).
 
 use crate::ir::{AssignOp, Program, Statement, Target};
 
 pub fn fuse_elementwise(mut program: Program) -> Program {
     let mut index = 0;
     while index + 1 < program.statements.len() {
-        if can_fuse(&program.statements[index], &program.statements[index + 1]) {
+        if can_fuse(
+            &program,
+            &program.statements[index],
+            &program.statements[index + 1],
+        ) {
             let second = program.remove_statement(index + 1);
             let first = &mut program.statements[index];
             let update = &mut first.updates[0];
@@ -28,7 +34,7 @@ pub fn fuse_elementwise(mut program: Program) -> Program {
     program
 }
 
-fn can_fuse(first: &Statement, second: &Statement) -> bool {
+fn can_fuse(program: &Program, first: &Statement, second: &Statement) -> bool {
     let (Some(target), Target::Tensor { access }) = (first.target_tensor(), &second.target) else {
         return false;
     };
@@ -41,7 +47,7 @@ fn can_fuse(first: &Statement, second: &Statement) -> bool {
     let second_reads_target = second.terms().any(|term| {
         let mut reads = false;
         term.expr
-            .visit_accesses(&mut |read| reads |= read.tensor == target);
+            .visit_accesses(&mut |read| reads |= program.may_alias(target, read.tensor));
         reads
     });
     access.tensor == target
@@ -65,6 +71,16 @@ mod tests {
     fn consecutive_updates_of_one_target() {
         insta::assert_snapshot!(before_and_after(
             quote! { let mut c[i] = a[i] + 1; c[i] += b[i]; c[i] -= 2 * d[i]; e[i] = a[i]; e[i] += e[i]; },
+            "fuse_elementwise"
+        ));
+    }
+
+    #[test]
+    fn an_outside_target_fuses_only_with_updates_that_read_no_other_outside_tensor() {
+        // `r` may be `v` under another name (`let r = &v;`), so `v[i] += r[i]` must see the
+        // first statement's result; `c` is fresh, so no other name reaches it.
+        insta::assert_snapshot!(before_and_after(
+            quote! { v[i] = a[i]; v[i] += r[i]; v[i] -= 2; let mut c[i] = a[i]; c[i] += r[i]; },
             "fuse_elementwise"
         ));
     }

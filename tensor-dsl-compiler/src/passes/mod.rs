@@ -101,10 +101,7 @@ pub fn apply(program: Program, pass: &Pass) -> Program {
 /// Snapshot text for one pass: the block's IR before and after it, one statement per line.
 #[cfg(test)]
 pub(crate) fn before_and_after(input: proc_macro2::TokenStream, pass: &str) -> String {
-    let config = crate::Config {
-        flavor: crate::Flavor::Panic,
-        optimize: true,
-    };
+    let config = crate::Config::new(crate::Flavor::Panic);
     let trace = crate::trace(input, config).expect("valid input");
     let position = trace
         .stages

@@ -48,10 +48,14 @@ pub enum AssignOp {
 pub struct Place {
     /// The tokens as written, re-emitted verbatim so they resolve like user code.
     pub tokens: TokenStream,
-    /// The place as text without spaces (`self.w`): its identity within a block.
+    /// The place as text without spaces or raw-identifier prefixes (`self.w`, `r#v` → `v`):
+    /// what `check` groups occurrences by. Text cannot see macro hygiene, so the expansion
+    /// proves through `root` that the occurrences of one text name one binding.
     pub text: String,
     /// The first token's span, where diagnostics about the place point.
     pub span: Span,
+    /// The first identifier (`a` in `a.w`, or `self`), with its hygiene.
+    pub root: syn::Ident,
     /// The first identifier when the place is a bare name (`a`), for index/name clashes.
     pub bare_name: Option<syn::Ident>,
 }

@@ -171,7 +171,7 @@ fn place(input: ParseStream) -> syn::Result<Place> {
     };
     let span = first.span();
     let mut tokens = first.to_token_stream();
-    let mut text = first.to_string();
+    let mut text = first.unraw().to_string();
     let mut is_bare = true;
     while input.peek(Token![.]) && !input.peek(Token![..]) {
         is_bare = false;
@@ -181,7 +181,7 @@ fn place(input: ParseStream) -> syn::Result<Place> {
         let lookahead = input.lookahead1();
         if lookahead.peek(syn::Ident) {
             let field: syn::Ident = input.parse()?;
-            text.push_str(&field.to_string());
+            text.push_str(&field.unraw().to_string());
             field.to_tokens(&mut tokens);
         } else if lookahead.peek(syn::LitInt) {
             let field: syn::LitInt = input.parse()?;
@@ -200,6 +200,7 @@ fn place(input: ParseStream) -> syn::Result<Place> {
         tokens,
         text,
         span,
+        root: first.clone(),
         bare_name: is_bare.then_some(first),
     })
 }
