@@ -459,6 +459,45 @@ fn reductions(c: &mut Criterion) {
     g.finish();
 }
 
+/// Statements on tiny tensors, where what runs before the loops (shape checks, the step's proof,
+/// the overlap check of a view target) is most of the cost: the per-call overhead.
+fn small_statements(c: &mut Criterion) {
+    let (a, b) = (data(&[4, 4], 0), data(&[4, 4], 1));
+    let mut r = Tensor::<f32>::zeros([4, 4]);
+    let mut g = group(c, "small statements, 4×4", Throughput::Elements(1));
+    g.bench_function("tensor! r = a + b (owned target)", |bench| {
+        bench.iter(|| tensor! { r[i, j] = a[i, j] + b[i, j]; })
+    });
+    g.bench_function("tensor! r = a + b (view target)", |bench| {
+        let view = r.view_mut();
+        bench.iter(|| tensor! { view[i, j] = a[i, j] + b[i, j]; })
+    });
+    g.bench_function("tensor! r = a b (matmul)", |bench| {
+        bench.iter(|| tensor! { r[i, j] = a[i, k] * b[k, j]; })
+    });
+    g.bench_function("naive loop r = a + b", |bench| {
+        let mut out = [0.0f32; 16];
+        let (a, b) = (a.as_slice(), b.as_slice());
+        bench.iter(|| {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = black_box(a)[k] + b[k];
+            }
+        })
+    });
+    g.bench_function("naive loop r = a b", |bench| {
+        let mut out = [0.0f32; 16];
+        let (a, b) = (a.as_slice(), b.as_slice());
+        bench.iter(|| {
+            for i in 0..4 {
+                for j in 0..4 {
+                    out[i * 4 + j] = (0..4).map(|k| black_box(a)[i * 4 + k] * b[k * 4 + j]).sum();
+                }
+            }
+        })
+    });
+    g.finish();
+}
+
 criterion_group!(
     workloads,
     gemm_1024,
@@ -468,6 +507,7 @@ criterion_group!(
     fused_elementwise,
     chain,
     permutation,
-    reductions
+    reductions,
+    small_statements
 );
 criterion_main!(workloads);

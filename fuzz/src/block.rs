@@ -179,6 +179,8 @@ struct Binding {
     name: String,
     shape: Vec<usize>,
     writable: bool,
+    /// The statement whose `let` made it (which must say `mut` if a later one writes it).
+    made_by: Option<usize>,
 }
 
 struct Generator<'u, 'a> {
@@ -188,6 +190,8 @@ struct Generator<'u, 'a> {
     scalars: Vec<String>,
     /// Scalar lets and `acc`: possible scalar targets.
     scalar_targets: Vec<String>,
+    /// The statements so far.
+    statements: Vec<String>,
     /// Accesses made so far in the current statement (keeps kernels within the interpreter's
     /// operand counts).
     accesses: usize,
@@ -319,24 +323,25 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
                 name: input.name.clone(),
                 shape: input.shape.clone(),
                 writable: !matches!(input.kind, InputKind::View(_)),
+                made_by: None,
             })
             .collect(),
         scalars: SCALARS.iter().map(|s| (*s).to_owned()).collect(),
         scalar_targets: vec!["acc".to_owned()],
+        statements: Vec::new(),
         accesses: 0,
     };
     let count = generator.u.int_in_range(1..=6)?;
-    let mut statements = Vec::new();
     for _ in 0..count {
         generator.accesses = 0;
         if let Some(statement) = generator.statement()? {
-            statements.push(statement);
+            generator.statements.push(statement);
         }
     }
     Ok(Block {
         inputs,
         scalars,
-        statements,
+        statements: generator.statements,
     })
 }
 
@@ -393,6 +398,7 @@ impl Generator<'_, '_> {
             name: name.clone(),
             shape,
             writable: true,
+            made_by: Some(self.statements.len()),
         });
         Ok(Some(format!(
             "let {mutable}{name}[{}]{ty} = {rhs}",
@@ -411,6 +417,13 @@ impl Generator<'_, '_> {
             return Ok(None);
         }
         let target = self.u.choose(&writable)?.clone();
+        // A `let` a later statement writes must be `let mut`.
+        if let Some(made_by) = target.made_by {
+            let statement = &mut self.statements[made_by];
+            if !statement.starts_with("let mut ") {
+                *statement = statement.replacen("let ", "let mut ", 1);
+            }
+        }
         let mut lhs: Vec<String> = Vec::new();
         let mut letters: Vec<&'static str> = Vec::new();
         for &extent in &target.shape {

@@ -61,10 +61,8 @@ pub fn check_block(block: &Block) -> Verdict {
     let mut steps = 0;
     let mut reference: Option<naive::Outcome> = None;
     for optimize in [true, false] {
-        let config = Config {
-            flavor: Flavor::Panic,
-            optimize,
-        };
+        let mut config = Config::new(Flavor::Panic);
+        config.optimize = optimize;
         let trace = match tensor_dsl_compiler::trace(tokens.clone(), config) {
             Ok(trace) => trace,
             Err(error) => {
@@ -295,10 +293,10 @@ fn report(block: &Block, trace: &Trace, optimize: bool, difference: &str) -> Str
 static CURRENT: Mutex<Option<String>> = Mutex::new(None);
 static HOOK: Once = Once::new();
 
-struct Context;
+pub(crate) struct Context;
 
 impl Context {
-    fn enter(description: String) -> Context {
+    pub(crate) fn enter(description: String) -> Context {
         HOOK.call_once(|| {
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {

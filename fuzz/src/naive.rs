@@ -378,7 +378,7 @@ impl State<'_> {
                 let (buffer, _, _) = target.expect("a buffer");
                 self.layouts
                     .insert(*tensor, Layout::contiguous(buffer, &out_shape));
-                if !statement.target.is_temporary() {
+                if !self.program.makes_temporary(statement) {
                     self.lets
                         .push((name.to_string(), Ok((buffer, out_shape.clone()))));
                 }

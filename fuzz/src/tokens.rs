@@ -19,6 +19,7 @@ pub const MAX_DEPTH: usize = 24;
 /// # Panics
 /// If the compiler panics or breaks a property.
 pub fn check_tokens(tokens: TokenStream) {
+    let _context = crate::Context::enter(format!("tokens: {tokens}"));
     let front = tensor_dsl_compiler::front_end(tokens.clone());
     let errors = front
         .as_ref()
@@ -26,8 +27,9 @@ pub fn check_tokens(tokens: TokenStream) {
         .map_or(0, |error| error.into_iter().count());
     for flavor in [Flavor::Panic, Flavor::Fallible] {
         for optimize in [true, false] {
-            let config = Config { flavor, optimize };
-            let output = tensor_dsl_compiler::expand_with(tokens.clone(), config);
+            let mut config = Config::new(flavor);
+            config.optimize = optimize;
+            let output = tensor_dsl_compiler::expand_with(tokens.clone(), config.clone());
             let text = output.to_string();
             if let Err(error) = syn::parse2::<syn::Block>(quote!({ #output })) {
                 panic!("expansion is not valid Rust: {error}\ninput: {tokens}\noutput: {text}");

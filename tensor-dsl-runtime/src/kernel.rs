@@ -200,16 +200,23 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
             target_strides,
             start,
             |point| {
-                let mut sum = Cascade::new();
-                visit(
-                    extents,
-                    n_out..inner,
-                    operand_strides,
-                    target_strides,
-                    point,
-                    |at| sum.add(nest.sum_run(at, extents[inner], &operand_strides[inner])),
-                );
-                nest.store(point.target, sum.total());
+                let run = |at| nest.sum_run(at, extents[inner], &operand_strides[inner]);
+                // One run per point needs no cascade (small contractions call this per point).
+                let sum = if (n_out..inner).all(|var| extents[var] == 1) {
+                    run(point)
+                } else {
+                    let mut sum = Cascade::new();
+                    visit(
+                        extents,
+                        n_out..inner,
+                        operand_strides,
+                        target_strides,
+                        point,
+                        |at| sum.add(run(at)),
+                    );
+                    sum.total()
+                };
+                nest.store(point.target, sum);
             },
         );
     }
@@ -265,7 +272,8 @@ impl<T: Element> Cascade<T> {
     }
 
     fn total(&self) -> T {
-        (0..64)
+        let levels = 64 - self.count.leading_zeros() as usize;
+        (0..levels)
             .filter(|&level| self.count >> level & 1 == 1)
             .fold(T::ZERO, |total, level| total + self.levels[level])
     }
@@ -346,21 +354,22 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// Σ over `length` points along one loop of the operands' elements mapped by `body`.
     ///
     /// Blocks of [`BLOCK`] points are summed in [`LANES`] partial sums and the blocks' sums are
-    /// added pairwise, so the rounding error grows with the logarithm of the length, not with
+    /// added pairwise (a [`Cascade`]), so the rounding error grows with the logarithm of the length, not with
     /// the length (numpy's pairwise summation), at the cost of one call per block.
     #[inline(always)]
     fn sum_run(&self, start: Point<N>, length: usize, strides: &[isize; N]) -> T {
-        self.sum_range(start, 0..length, strides)
-    }
-
-    fn sum_range(&self, start: Point<N>, range: Range<usize>, strides: &[isize; N]) -> T {
-        if range.len() <= BLOCK {
-            return self.sum_block(start, range, strides);
+        if length <= BLOCK {
+            return self.sum_block(start, 0..length, strides);
         }
-        // Split at a multiple of LANES so the halves keep whole chunks.
-        let middle = range.start + (range.len() / 2).next_multiple_of(LANES);
-        self.sum_range(start, range.start..middle, strides)
-            + self.sum_range(start, middle..range.end, strides)
+        // A loop over blocks, not a recursion: the lanes stay in vector registers.
+        let mut sum = Cascade::new();
+        let mut from = 0;
+        while from < length {
+            let to = length.min(from + BLOCK);
+            sum.add(self.sum_block(start, from..to, strides));
+            from = to;
+        }
+        sum.total()
     }
 
     #[inline(always)]
