@@ -40,29 +40,17 @@ fn panic_location(f: impl FnOnce()) -> (String, u32) {
 #[test]
 fn runtime_panics_point_at_the_calling_line() {
     let mut t = Tensor::<f64>::zeros([2, 3]);
-    let here = |line: u32| (file!().to_owned(), line);
-    let line = line!() + 1;
-    assert_eq!(
-        panic_location(|| {
-            let _ = t[[2, 0]];
-        }),
-        here(line)
-    );
-    let line = line!() + 1;
-    assert_eq!(panic_location(|| t[[0, 3]] = 1.0), here(line));
-    let line = line!() + 1;
-    assert_eq!(
-        panic_location(|| drop(t.view().permuted_axes(&[0, 0]))),
-        here(line)
-    );
-    let line = line!() + 1;
-    assert_eq!(
-        panic_location(|| drop(t.view().slice_axis(1, 2..4))),
-        here(line)
-    );
-    let line = line!() + 1;
-    assert_eq!(
-        panic_location(|| drop(Tensor::<f32>::zeros([usize::MAX, 2]))),
-        here(line)
-    );
+    // Each case records its own line in the same expression that panics.
+    let line = std::cell::Cell::new(0);
+    let here = || (file!().to_owned(), line.get());
+    let got = panic_location(|| (line.set(line!()), t[[2, 0]]).0);
+    assert_eq!(got, here());
+    let got = panic_location(|| (line.set(line!()), t[[0, 3]] = 1.0).1);
+    assert_eq!(got, here());
+    let got = panic_location(|| drop((line.set(line!()), t.view().permuted_axes(&[0, 0]))));
+    assert_eq!(got, here());
+    let got = panic_location(|| drop((line.set(line!()), t.view().slice_axis(1, 2..4))));
+    assert_eq!(got, here());
+    let got = panic_location(|| drop((line.set(line!()), Tensor::<f32>::zeros([usize::MAX, 2]))));
+    assert_eq!(got, here());
 }
