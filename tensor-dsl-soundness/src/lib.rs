@@ -1,20 +1,11 @@
-//! Shared helpers of the soundness tests: deterministic data, naive reference loops, and running
-//! a closure under rayon pools of a fixed number of threads.
+//! Shared helpers of the soundness tests: running a closure under rayon pools of a fixed number of
+//! threads, and a naive matrix product. Data and comparisons come from the top-level tests'
+//! `tests/common`, which the test files include by path.
 //!
 //! The tests of this crate exist to be run under sanitizers (`.ci/sanitizers`), so they use
 //! nothing but `tensor-dsl` and `rayon`: every crate they build is instrumented cheaply.
 
 use tensor_dsl::{Element, Tensor};
-
-/// Deterministic, irregular data in `[-0.5, 0.5)` (the acceptance corpus's input rule).
-pub fn data<T: Element>(shape: &[usize], seed: usize) -> Tensor<T> {
-    let mut t = 0usize;
-    Tensor::from_fn(shape, |_| {
-        let value = ((t * 7919 + (seed + 1) * 104_729) % 1009) as f64 / 1009.0 - 0.5;
-        t += 1;
-        T::from_f64(value)
-    })
-}
 
 /// Runs `f` once in each of a 1-, 2- and 4-thread rayon pool, so work split across threads is
 /// exercised whatever machine runs the tests.
@@ -25,25 +16,6 @@ pub fn in_pools(mut f: impl FnMut(usize) + Send) {
             .build()
             .expect("a thread pool");
         pool.install(|| f(threads));
-    }
-}
-
-/// Asserts equal shapes and every element within `rtol` of the largest reference magnitude.
-#[track_caller]
-pub fn assert_close<T: Element>(got: &Tensor<T>, expected: &Tensor<f64>, rtol: f64) {
-    assert_eq!(got.shape(), expected.shape(), "shapes differ");
-    assert_eq!(got.len(), expected.len(), "lengths differ");
-    let scale = expected
-        .as_slice()
-        .iter()
-        .fold(1.0f64, |m, v| m.max(v.abs()));
-    for (k, (g, e)) in got.as_slice().iter().zip(expected.as_slice()).enumerate() {
-        let g = g.to_f64();
-        assert!(
-            (g - e).abs() <= rtol * scale,
-            "element {k}: got {g}, expected {e} (shape {:?})",
-            got.shape()
-        );
     }
 }
 

@@ -4,7 +4,11 @@
 //! GEMM thresholds, so a missed overlap is a data race (ThreadSanitizer) or a wrong result.
 
 use tensor_dsl::{tensor, Tensor, TensorViewMut};
-use tensor_dsl_soundness::{assert_close, data, in_pools, matmul};
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use common::{assert_close, data};
+use tensor_dsl_soundness::{in_pools, matmul};
 
 #[test]
 fn a_second_reference_to_the_target_is_read_before_the_write() {

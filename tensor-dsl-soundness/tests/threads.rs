@@ -3,7 +3,11 @@
 //! networks, strided views and fixed positions as targets.
 
 use tensor_dsl::{tensor, Tensor};
-use tensor_dsl_soundness::{assert_close, data, in_pools, matmul};
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use common::{assert_close, data};
+use tensor_dsl_soundness::{in_pools, matmul};
 
 #[test]
 fn loop_nests_split_along_target_loops() {
