@@ -507,6 +507,16 @@ pub fn call(function: Function, args: &[Value]) -> Value {
             x.tanh(),
             amplify(1.0 - x.tanh() * x.tanh(), m) + x.tanh().abs(),
         ),
+        // `max(NaN, y)` is `y`: keep the taint of a non-finite argument, whose value may
+        // legitimately differ with evaluation order (∞·0 after distributing a sum).
+        Function::Max | Function::Min if !(m + args[1].1).is_finite() => {
+            let value = if function == Function::Max {
+                x.max(args[1].0)
+            } else {
+                x.min(args[1].0)
+            };
+            (value, f64::INFINITY)
+        }
         Function::Max => (x.max(args[1].0), m.max(args[1].1)),
         Function::Min => (x.min(args[1].0), m.max(args[1].1)),
         Function::Powi(n) => {

@@ -119,3 +119,12 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_suffixed_tuple_field_is_a_syntax_error() {
+    // Found by the `compile_tokens` fuzz target: `t.1EEEeE` was passed through as a place.
+    let input: proc_macro2::TokenStream = "J = t.1EEEeE;".parse().unwrap();
+    let output = crate::compile::expand(input, crate::emit::Flavor::Panic).to_string();
+    assert!(output.contains("compile_error"), "{output}");
+    assert!(output.contains("unsuffixed integer"), "{output}");
+}

@@ -185,11 +185,13 @@ fn place(input: ParseStream) -> syn::Result<Place> {
             field.to_tokens(&mut tokens);
         } else if lookahead.peek(syn::LitInt) {
             let field: syn::LitInt = input.parse()?;
+            unsuffixed_field(field.suffix(), field.span())?;
             text.push_str(&field.to_string());
             field.to_tokens(&mut tokens);
         } else if lookahead.peek(syn::LitFloat) {
             // `t.0.1` lexes as `t` `.` `0.1`: rustc accepts the float as two tuple fields.
             let fields: syn::LitFloat = input.parse()?;
+            unsuffixed_field(fields.suffix(), fields.span())?;
             text.push_str(&fields.to_string());
             fields.to_tokens(&mut tokens);
         } else {
@@ -449,5 +451,17 @@ mod tests {
         assert!(matches!(&parsed[1], Parsed::Failed { let_name: None }));
         assert!(matches!(&parsed[2], Parsed::Ok(_)));
         assert!(matches!(&parsed[3], Parsed::Failed { let_name: Some(name) } if name == "f"));
+    }
+}
+
+/// A tuple field (`t.0`) is an unsuffixed integer: `t.1f32` is no Rust place.
+fn unsuffixed_field(suffix: &str, span: proc_macro2::Span) -> syn::Result<()> {
+    if suffix.is_empty() {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            span,
+            format!("a tuple field is an unsuffixed integer: remove the suffix `{suffix}`"),
+        ))
     }
 }
