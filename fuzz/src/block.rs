@@ -229,22 +229,19 @@ impl Values {
 
 fn generate(u: &mut Unstructured) -> Result<Block> {
     // Extents: mostly 0..=5, in some blocks up to three big ones (GEMM calls, tiles, threads).
-    let big = u.ratio(1, 8)?;
-    let mut bigs = 0;
+    let big = u.ratio(1, 5)?;
     let mut extents = Vec::new();
-    for _ in LETTERS {
-        let choice = u.int_in_range(0u8..=15)?;
-        let extent = match choice {
+    for k in 0..LETTERS.len() {
+        if big && k < 3 && u.ratio(1, 2)? {
+            extents.push(*u.choose(&[9, 17, 33, 48])?);
+            continue;
+        }
+        let extent = match u.int_in_range(0u8..=15)? {
             0 => 0,
             1 | 2 => 1,
             3..=5 => 2,
             6..=8 => 3,
             9..=11 => 4,
-            12..=14 => 5,
-            _ if big && bigs < 3 => {
-                bigs += 1;
-                *u.choose(&[9, 17, 33, 48])?
-            }
             _ => 5,
         };
         extents.push(extent);
@@ -263,6 +260,7 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
         if shape.iter().product::<usize>() > 40_000 {
             shape.truncate(2);
         }
+        let rank = shape.len();
         let kind = match u.int_in_range(0..=9)? {
             0..=4 => InputKind::Owned,
             kind => {
@@ -347,12 +345,98 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
 
 impl Generator<'_, '_> {
     fn statement(&mut self) -> Result<Option<String>> {
-        match self.u.int_in_range(0..=19)? {
+        match self.u.int_in_range(0..=23)? {
             0..=6 => self.let_tensor(),
             7..=14 => self.assign_tensor(),
             15..=17 => self.let_scalar().map(Some),
-            _ => self.assign_scalar().map(Some),
+            18 | 19 => self.assign_scalar().map(Some),
+            _ => self.contraction(),
         }
+    }
+
+    /// `let x[..] = α·A[..]*B[..]` (or of three factors) with every index either on the left
+    /// or in two factors: the shapes GEMM calls and pairwise contractions take. Sometimes
+    /// followed by a GEMM-style update of the result, `x = β·x + α·A*B`.
+    fn contraction(&mut self) -> Result<Option<String>> {
+        let factors = if self.u.ratio(1, 4)? { 3 } else { 2 };
+        let mut accesses: Vec<(String, Vec<&'static str>)> = Vec::new();
+        let mut all: Vec<&'static str> = Vec::new();
+        for _ in 0..factors {
+            let binding = self.u.choose(&self.tensors)?.clone();
+            let mut letters = Vec::new();
+            for &extent in &binding.shape {
+                let fits = |l: &&'static str| self.extent(l) == extent;
+                let earlier: Vec<&'static str> = all
+                    .iter()
+                    .copied()
+                    .filter(|l| fits(l) && !letters.contains(l))
+                    .collect();
+                let any: Vec<&'static str> = LETTERS.iter().copied().filter(fits).collect();
+                let letter = if !earlier.is_empty() && self.u.ratio(2, 3)? {
+                    *self.u.choose(&earlier)?
+                } else if !any.is_empty() {
+                    *self.u.choose(&any)?
+                } else {
+                    return Ok(None);
+                };
+                letters.push(letter);
+            }
+            for &letter in &letters {
+                note(letter, &mut all);
+            }
+            let text = format!("{}[{}]", binding.name, letters.join(", "));
+            accesses.push((text, letters));
+        }
+        // Left: the letters of one factor only, and some shared ones (batches).
+        let mut lhs = Vec::new();
+        for &letter in &all {
+            let users = accesses
+                .iter()
+                .filter(|(_, letters)| letters.contains(&letter))
+                .count();
+            if users == 1 || self.u.ratio(1, 4)? {
+                lhs.push(letter);
+            }
+        }
+        if lhs.is_empty() {
+            return Ok(None);
+        }
+        for k in (1..lhs.len()).rev() {
+            let other = self.u.int_in_range(0..=k)?;
+            lhs.swap(k, other);
+        }
+        let product: Vec<&str> = accesses.iter().map(|(text, _)| text.as_str()).collect();
+        let product = product.join(" * ");
+        let name = (*self.u.choose(&LET_NAMES)?).to_owned();
+        let shape = lhs.iter().map(|l| self.extent(l)).collect();
+        let alpha = self.coefficient()?;
+        self.tensors.retain(|binding| binding.name != name);
+        let made_by = self.statements.len();
+        let own = format!("{name}[{}]", lhs.join(", "));
+        let own_name = name.clone();
+        self.statements
+            .push(format!("let {name}[{}] = {alpha}{product}", lhs.join(", ")));
+        self.tensors.push(Binding {
+            name,
+            shape,
+            writable: true,
+            made_by: Some(made_by),
+        });
+        // The update re-reads the factors: not if the new name now hides one of them.
+        let rereads_name = product.contains(&format!("{own_name}["));
+        if !rereads_name && self.u.ratio(1, 2)? {
+            self.statements[made_by] = self.statements[made_by].replacen("let ", "let mut ", 1);
+            let beta = self.coefficient()?;
+            let alpha = self.coefficient()?;
+            let update = match self.u.int_in_range(0..=3)? {
+                0 => format!("{own} = {beta}{own} + {alpha}{product}"),
+                1 => format!("{own} = {alpha}{product} - {beta}{own}"),
+                2 => format!("{own} += {alpha}{product}"),
+                _ => format!("{own} -= {alpha}{product}"),
+            };
+            return Ok(Some(update));
+        }
+        Ok(None)
     }
 
     fn let_tensor(&mut self) -> Result<Option<String>> {

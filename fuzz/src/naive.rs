@@ -52,6 +52,9 @@ pub enum Made {
 /// Naive work allowed per block (points visited, summed over terms).
 pub const BUDGET: usize = 1_500_000;
 
+/// What a user `let` made: a buffer and its shape, or a scalar.
+type LetMade = Result<(usize, Vec<usize>), Value>;
+
 struct State<'p> {
     program: &'p Program,
     block: &'p Block,
@@ -60,8 +63,8 @@ struct State<'p> {
     layouts: HashMap<TensorId, Layout>,
     input_layouts: Vec<Layout>,
     scalars: HashMap<String, Value>,
-    /// User `let`s: a buffer or a scalar.
-    lets: Vec<(String, Result<(usize, Vec<usize>), Value>)>,
+    /// User `let`s: a buffer and its shape, or a scalar.
+    lets: Vec<(String, LetMade)>,
 }
 
 pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
@@ -315,7 +318,17 @@ impl State<'_> {
                     return Err(Skip::TooCostly);
                 }
                 let expr = self.compile(&term.expr, &var_index, &scalars)?;
-                let scale = scale_value(&term.scale, &scalars);
+                let mut scale = scale_value(&term.scale, &scalars);
+                // A non-finite scalar makes the term undefined even where its sum is empty
+                // (the passes may move the scalar out of the sum: `∞·Σ∅` is NaN, `Σ∅ ∞·x` 0).
+                let mut used = term.scale.scalars.clone();
+                used.extend(scalars_of(&term.expr));
+                if used
+                    .iter()
+                    .any(|&k| !(scalars[k].0 + scalars[k].1).is_finite())
+                {
+                    scale.1 = f64::INFINITY;
+                }
                 let mut point = vec![0usize; vars.len()];
                 let mut k = 0;
                 for_each_index(&out_shape, |out| {
@@ -469,6 +482,21 @@ impl State<'_> {
     }
 }
 
+/// The scalars an expression reads.
+fn scalars_of(expr: &Expr) -> Vec<usize> {
+    match expr {
+        Expr::Scalar(k) => vec![*k],
+        Expr::Access(_) | Expr::Literal(_) => Vec::new(),
+        Expr::Neg(operand) => scalars_of(operand),
+        Expr::Binary(_, left, right) => {
+            let mut all = scalars_of(left);
+            all.extend(scalars_of(right));
+            all
+        }
+        Expr::Call(_, args) => args.iter().flat_map(scalars_of).collect(),
+    }
+}
+
 /// `d·m`, with `0·∞ = 0` (an exact input has no error to amplify).
 fn amplify(derivative: f64, magnitude: f64) -> f64 {
     if magnitude == 0.0 {
@@ -487,6 +515,7 @@ pub fn binary(op: BinaryOp, a: Value, b: Value) -> Value {
         BinaryOp::Add => (a.0 + b.0, a.1 + b.1),
         BinaryOp::Sub => (a.0 - b.0, a.1 + b.1),
         BinaryOp::Mul => mul(a, b),
+        BinaryOp::Div if near_zero(b) => (a.0 / b.0, f64::INFINITY),
         BinaryOp::Div => (
             a.0 / b.0,
             amplify(1.0 / b.0, a.1) + amplify(a.0 / (b.0 * b.0), b.1),
@@ -494,8 +523,21 @@ pub fn binary(op: BinaryOp, a: Value, b: Value) -> Value {
     }
 }
 
+/// Whether `x` is zero within the rounding its magnitude allows: another evaluation order may
+/// make it exactly zero (or negative), so a pole or a branch point there (`1/x`, `ln`, `sqrt`,
+/// negative powers) makes the result undefined, not merely inexact.
+fn near_zero(x: Value) -> bool {
+    x.1 > 0.0 && x.0.abs() <= crate::TOLERANCE * x.1
+}
+
 pub fn call(function: Function, args: &[Value]) -> Value {
     let (x, m) = args[0];
+    let singular = matches!(function, Function::Ln | Function::Sqrt)
+        || matches!(function, Function::Powi(n) if n < 0);
+    if singular && near_zero(args[0]) {
+        let value = call(function, &[(x, 0.0)]).0;
+        return (value, f64::INFINITY);
+    }
     match function {
         Function::Exp => (x.exp(), amplify(x.exp(), m) + x.exp().abs()),
         Function::Ln => (x.ln(), amplify(1.0 / x, m) + x.ln().abs()),

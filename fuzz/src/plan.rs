@@ -25,18 +25,18 @@ use crate::block::{Block, InputKind, ViewSpec};
 use crate::memory::{self, literal_value};
 use crate::Skip;
 
-/// Calls `$f::<L, N>($call)` for the run-time `l` and `n` (each `≤ MAX_LOOPS`, `≤ MAX_OPERANDS`).
+/// Calls `$f::<L, N>($call)` for the run-time `l ≤ MAX_LOOPS` and `n`, one of `$ns`.
 macro_rules! dispatch {
-    ($f:ident, $l:expr, $n:expr, $call:expr) => {
-        dispatch!(@loops $f, $l, $n, $call; 0 1 2 3 4 5 6 7 8)
+    ($f:ident, $l:expr, $n:expr, $call:expr; $($ns:literal)*) => {
+        dispatch!(@loops $f, $l, $n, $call; [$($ns)*]; 0 1 2 3 4 5 6 7 8)
     };
-    (@loops $f:ident, $l:expr, $n:expr, $call:expr; $($ls:literal)*) => {
+    (@loops $f:ident, $l:expr, $n:expr, $call:expr; $ns:tt; $($ls:literal)*) => {
         match $l {
-            $($ls => dispatch!(@operands $f, $ls, $n, $call; 0 1 2 3 4 5 6),)*
+            $($ls => dispatch!(@operands $f, $ls, $n, $call; $ns),)*
             _ => unreachable!("loop count checked"),
         }
     };
-    (@operands $f:ident, $l:literal, $n:expr, $call:expr; $($ns:literal)*) => {
+    (@operands $f:ident, $l:literal, $n:expr, $call:expr; [$($ns:literal)*]) => {
         match $n {
             $($ns => $f::<$l, $ns>($call),)*
             _ => unreachable!("operand count checked"),
@@ -55,6 +55,21 @@ macro_rules! dispatch_loops {
             _ => unreachable!("loop count checked"),
         }
     };
+}
+
+/// How many steps of each kind ran (for the tests' statistics): loop nests, GEMM steps,
+/// pairwise contractions, and the steps big enough for the runtime's GEMM calls (at least 32³
+/// multiply-adds) or for its threads (at least 2¹⁸ element visits).
+pub static STEPS: [std::sync::atomic::AtomicUsize; 5] = [
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+];
+
+fn count(kind: usize) {
+    STEPS[kind].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The most loops and operands one step may have here (const generics are dispatched over
@@ -198,8 +213,8 @@ pub fn run(plan: &Plan, block: &Block) -> Result<Outcome, Skip> {
 fn make_view<'t>(tensor: &'t Tensor<f64>, spec: &ViewSpec) -> TensorView<'t, f64> {
     let mut view = tensor.view();
     let shape = tensor.shape().to_vec();
-    for q in 0..shape.len() {
-        let extent = shape[q] - spec.pad_lo[q] - spec.pad_hi[q];
+    for (q, &backing) in shape.iter().enumerate() {
+        let extent = backing - spec.pad_lo[q] - spec.pad_hi[q];
         view = view.slice_axis(q, spec.pad_lo[q]..spec.pad_lo[q] + extent);
     }
     view.permuted_axes(&spec.inverse())
@@ -208,8 +223,8 @@ fn make_view<'t>(tensor: &'t Tensor<f64>, spec: &ViewSpec) -> TensorView<'t, f64
 fn make_view_mut<'t>(tensor: &'t mut Tensor<f64>, spec: &ViewSpec) -> TensorViewMut<'t, f64> {
     let shape = tensor.shape().to_vec();
     let mut view = tensor.view_mut();
-    for q in 0..shape.len() {
-        let extent = shape[q] - spec.pad_lo[q] - spec.pad_hi[q];
+    for (q, &backing) in shape.iter().enumerate() {
+        let extent = backing - spec.pad_lo[q] - spec.pad_hi[q];
         view = view.slice_axis(q, spec.pad_lo[q]..spec.pad_lo[q] + extent);
     }
     view.permuted_axes(&spec.inverse())
@@ -652,9 +667,27 @@ impl State<'_> {
                 "a step with {l} loops and {n} operands"
             )));
         }
+        let visits: usize = call.extents.iter().product();
+        if visits >= 1 << 15 && !matches!(step.kernel, Kernel::LoopNest) {
+            count(3);
+        }
+        if visits * (n + 1) >= 1 << 18 {
+            count(4);
+        }
         match &step.kernel {
-            Kernel::LoopNest => dispatch!(evaluate_step, l, n, &call),
-            Kernel::Network(_) => dispatch!(network_step, l, n, &call),
+            Kernel::LoopNest => count(0),
+            Kernel::Gemm(_) => count(1),
+            Kernel::Network(_) => count(2),
+        }
+        match &step.kernel {
+            Kernel::LoopNest => dispatch!(evaluate_step, l, n, &call; 0 1 2 3 4 5 6),
+            Kernel::Network(_) => {
+                assert!(
+                    n >= 3,
+                    "tensor-dsl bug: a pairwise contraction of {n} factors"
+                );
+                dispatch!(network_step, l, n, &call; 3 4 5 6)
+            }
             Kernel::Gemm(_) => {
                 assert_eq!(n, 2, "tensor-dsl bug: a GEMM step with {n} operands");
                 dispatch_loops!(gemm_step, l, &call)

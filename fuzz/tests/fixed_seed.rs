@@ -40,11 +40,33 @@ fn plans_match_the_naive_interpreter() {
         rejected.len(),
         skipped.len()
     );
+    let kinds = [
+        "loop nest",
+        "gemm",
+        "network",
+        "big contraction",
+        "threaded-size",
+    ];
+    for (kind, counter) in kinds.iter().zip(&tensor_dsl_fuzz::plan::STEPS) {
+        eprintln!(
+            "  {kind} steps: {}",
+            counter.load(std::sync::atomic::Ordering::Relaxed)
+        );
+    }
     for (text, error) in rejected.iter().take(5) {
         eprintln!("rejected: {error}\n{text}");
     }
-    for skip in skipped.iter().take(5) {
-        eprintln!("skipped: {skip:?}");
+    let mut kinds: Vec<String> = skipped
+        .iter()
+        .map(|skip| {
+            let text = format!("{skip:?}");
+            text.chars().take(70).collect()
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup_by(|a, b| a[..a.len().min(12)] == b[..b.len().min(12)]);
+    for kind in kinds {
+        eprintln!("skipped, e.g.: {kind}");
     }
     // The generator is only useful while most of what it makes is compared.
     assert!(

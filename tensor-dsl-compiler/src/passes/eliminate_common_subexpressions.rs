@@ -166,9 +166,11 @@ fn share(program: &mut Program, duplicate: Duplicate) {
         }
         _ => None,
     };
-    // The `let` result itself must still hold the sum when the second term runs.
+    // The `let` result itself must still hold the sum when the second term runs, and the
+    // second term's own statement must not write it: its updates run one after another, so
+    // `w[i] = c[i] + Σ…` reading `w` would see `c` in place of the sum.
     let reuse_let = reuse_let.filter(|&tensor| {
-        !program.statements[s + 1..duplicate.second.0]
+        !program.statements[s + 1..=duplicate.second.0]
             .iter()
             .any(|statement| statement.target_tensor() == Some(tensor))
     });
@@ -285,6 +287,15 @@ mod tests {
                 e[i] += 1;
                 let w[i] = 2 * m[i, j] * r[j];
             },
+            "eliminate_common_subexpressions"
+        ));
+    }
+
+    #[test]
+    fn a_statement_that_overwrites_the_let_gets_a_temporary() {
+        // Reading `w` for the sum would see `c[i]`, written by the statement's first update.
+        insta::assert_snapshot!(before_and_after(
+            quote! { let mut w[i] = a[i, k] * b[k]; w[i] = c[i] + a[i, k] * b[k]; },
             "eliminate_common_subexpressions"
         ));
     }

@@ -25,10 +25,19 @@ fn fold_term(term: &Term) -> Term {
     let mut multipliers = Vec::new();
     let mut divisors = Vec::new();
     factor(expr, false, &mut scale, &mut multipliers, &mut divisors);
+    let expr = rebuild(multipliers, divisors);
+    // Divisors move behind the multipliers (`2 / c[n] * e[k]` → `e[k] / c[n]`), so the summed
+    // indices are listed again in their new first-use order, as reduction notation requires.
+    let reduction = term.reduction.as_ref().map(|summed| {
+        expr.vars()
+            .into_iter()
+            .filter(|var| summed.contains(var))
+            .collect()
+    });
     Term {
         scale,
-        expr: rebuild(multipliers, divisors),
-        reduction: term.reduction.clone(),
+        expr,
+        reduction,
     }
 }
 
@@ -141,6 +150,14 @@ mod tests {
     fn suffixed_literals_and_scalar_divisors_stay() {
         insta::assert_snapshot!(before_and_after(
             quote! { let c[i] = 2.0f32 * a[i] / beta + 1 / 0 * a[i]; },
+            "fold_scalars"
+        ));
+    }
+
+    #[test]
+    fn moving_a_divisor_back_relists_the_summed_indices() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let x = 2 / c[n] * e[k]; },
             "fold_scalars"
         ));
     }

@@ -185,13 +185,13 @@ fn place(input: ParseStream) -> syn::Result<Place> {
             field.to_tokens(&mut tokens);
         } else if lookahead.peek(syn::LitInt) {
             let field: syn::LitInt = input.parse()?;
-            unsuffixed_field(field.suffix(), field.span())?;
+            tuple_fields(&field.to_string(), 1, field.span())?;
             text.push_str(&field.to_string());
             field.to_tokens(&mut tokens);
         } else if lookahead.peek(syn::LitFloat) {
             // `t.0.1` lexes as `t` `.` `0.1`: rustc accepts the float as two tuple fields.
             let fields: syn::LitFloat = input.parse()?;
-            unsuffixed_field(fields.suffix(), fields.span())?;
+            tuple_fields(&fields.to_string(), 2, fields.span())?;
             text.push_str(&fields.to_string());
             fields.to_tokens(&mut tokens);
         } else {
@@ -357,6 +357,26 @@ fn expect_empty(input: ParseStream) -> syn::Result<()> {
     expect_operator(input.lookahead1())
 }
 
+/// A tuple field (`t.0`) is a plain decimal integer, and `t.0.1` lexes its two fields as one
+/// float: anything else (`t.1f32`, `t.1e5`, `t.1.`, `t.0x1`, `t.01`) is no Rust place, so it is
+/// rejected here rather than emitted for rustc to trip over.
+fn tuple_fields(text: &str, count: usize, span: proc_macro2::Span) -> syn::Result<()> {
+    let is_field = |field: &str| {
+        !field.is_empty()
+            && field.bytes().all(|b| b.is_ascii_digit())
+            && (field == "0" || !field.starts_with('0'))
+    };
+    let fields: Vec<&str> = text.split('.').collect();
+    if fields.len() == count && fields.iter().all(|field| is_field(field)) {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            span,
+            format!("`{text}` is not a tuple field: write a field as a plain decimal integer, as in `t.0`"),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,16 +472,31 @@ mod tests {
         assert!(matches!(&parsed[2], Parsed::Ok(_)));
         assert!(matches!(&parsed[3], Parsed::Failed { let_name: Some(name) } if name == "f"));
     }
-}
 
-/// A tuple field (`t.0`) is an unsuffixed integer: `t.1f32` is no Rust place.
-fn unsuffixed_field(suffix: &str, span: proc_macro2::Span) -> syn::Result<()> {
-    if suffix.is_empty() {
-        Ok(())
-    } else {
-        Err(syn::Error::new(
-            span,
-            format!("a tuple field is an unsuffixed integer: remove the suffix `{suffix}`"),
-        ))
+    #[test]
+    fn tuple_fields_are_plain_decimal_integers() {
+        for place in [
+            quote!(s = t.1f32;),
+            quote!(s = t.1e5;),
+            quote!(s = t.1.;),
+            quote!(s = t.0x1;),
+            quote!(s = t.01;),
+            quote!(s = t.0.1f64;),
+        ] {
+            let (_, errors) = parse(place.clone());
+            assert_eq!(errors.len(), 1, "{place}: {errors:?}");
+            assert!(
+                errors[0].contains("is not a tuple field"),
+                "{place}: {errors:?}"
+            );
+        }
+        for place in [
+            quote!(s = t.0;),
+            quote!(s = t.10.2;),
+            quote!(s = self.t.0.w;),
+        ] {
+            let (_, errors) = parse(place.clone());
+            assert!(errors.is_empty(), "{place}: {errors:?}");
+        }
     }
 }
