@@ -29,6 +29,15 @@ pub use tensor_dsl_runtime::{
     Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
 };
 
+/// The CUDA backend (feature `cuda`): devices, the simulator and device tensors. A `tensor!`
+/// statement whose tensors are all [`cuda::CudaTensor`]s runs on their device.
+#[cfg(feature = "cuda")]
+pub mod cuda {
+    pub use tensor_dsl_runtime::cuda::{
+        device_count, nvrtc, CudaDevice, CudaError, CudaTensor,
+    };
+}
+
 #[doc(hidden)]
 pub mod __private {
     pub use tensor_dsl_runtime::__private::*;

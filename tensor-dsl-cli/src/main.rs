@@ -1,20 +1,21 @@
-//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize]`: the tensor! compiler's
-//! work on a block, stage by stage — the checked IR, the IR after each pass, the plan of each
-//! statement in loop notation, the generated Rust, and with extents its FLOPs and temporaries.
+//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64]`: the
+//! tensor! compiler's work on a block, stage by stage — the checked IR, the IR after each pass,
+//! the plan of each statement in loop notation, the generated Rust, with extents its FLOPs and
+//! temporaries, and with `--cuda` the CUDA module of each plan step.
 //! Errors print as the macro reports them, with a caret under the offending tokens.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 
 use proc_macro2::TokenStream;
-use tensor_dsl_compiler::{lower, trace, Config, Flavor};
+use tensor_dsl_compiler::{cuda, lower, trace, Config, Flavor};
 
 const USAGE: &str = "\
-usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize]
+usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64]
 
 Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
 each statement, and the generated Rust. With --extent for every index, also the FLOP count
-and the memory of temporaries.
+and the memory of temporaries; with --cuda, the CUDA C module of each plan step.
 
 example: tensor-dsl explain 'let c[i, j] = a[i, k, l] * b[k, j, l];' --extent i=256 \\
              --extent j=256 --extent k=64 --extent l=32";
@@ -23,6 +24,7 @@ struct Options {
     source: String,
     extents: HashMap<String, usize>,
     optimize: bool,
+    cuda: Option<cuda::Real>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -36,10 +38,18 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         source: String::new(),
         extents: HashMap::new(),
         optimize: true,
+        cuda: None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--no-optimize" => options.optimize = false,
+            "--cuda" => {
+                options.cuda = match args.next().map(String::as_str) {
+                    Some("f32") => Some(cuda::Real::F32),
+                    Some("f64") => Some(cuda::Real::F64),
+                    _ => return Err("`--cuda` needs the element type, f32 or f64".to_owned()),
+                }
+            }
             "--extent" => {
                 let value = args.next().ok_or("`--extent` needs INDEX=N")?;
                 let (index, extent) = value
@@ -139,6 +149,13 @@ fn explain(options: &Options) -> Result<String, String> {
             cost.temporary_elements * 8
         ));
     }
+    if let Some(real) = options.cuda {
+        for (s, steps) in cuda::modules(&trace.plan, real).iter().enumerate() {
+            for (k, (_, text)) in steps.iter().enumerate() {
+                out.push_str(&format!("\nCUDA module, statement {s}, step {k}:\n{text}"));
+            }
+        }
+    }
     out.push_str("\ngenerated Rust:\n");
     let rust = &trace.rust;
     let file: syn::File = syn::parse2(quote_fn(rust.clone()))
@@ -187,6 +204,7 @@ mod tests {
             source: source.to_owned(),
             extents: extents.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
             optimize: true,
+            cuda: None,
         }
     }
 

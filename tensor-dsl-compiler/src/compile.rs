@@ -18,6 +18,9 @@ pub struct Config {
     /// dependency's (`tdsl = { package = "tensor-dsl", .. }`). Generated code reaches the
     /// runtime through `::name::__private`.
     pub runtime: Ident,
+    /// Also writes each step's CUDA module and dispatches on the tensors' backend, so blocks
+    /// over `CudaTensor`s run on their device (the runtime's `cuda` feature).
+    pub cuda: bool,
 }
 
 impl Config {
@@ -27,6 +30,7 @@ impl Config {
             flavor,
             optimize: true,
             runtime: Ident::new("tensor_dsl", Span::call_site()),
+            cuda: false,
         }
     }
 }
@@ -47,7 +51,7 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
     }
     let program = passes::run(program, config.optimize);
     let plan = lower::lower(program);
-    emit::emit(&plan, config.flavor, &config.runtime)
+    emit::emit(&plan, config.flavor, &config.runtime, config.cuda)
 }
 
 /// Parses and checks a block: the IR in einsum notation, or every error of the block.
@@ -75,6 +79,6 @@ pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
         stages.push((pass.name, program.clone()));
     }
     let plan = lower::lower(program);
-    let rust = emit::emit(&plan, config.flavor, &config.runtime);
+    let rust = emit::emit(&plan, config.flavor, &config.runtime, config.cuda);
     Ok(Trace { stages, plan, rust })
 }

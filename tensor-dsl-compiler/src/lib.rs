@@ -2,7 +2,8 @@
 //! procedural macro crate is a thin shim over [`expand`]; tests and tools call it directly.
 //!
 //! Pipeline (see `ARCHITECTURE.md`): `syntax` parses, `check` resolves and reports every user
-//! error, `passes` rewrite the IR, `lower` plans each statement, `emit` writes Rust.
+//! error, `passes` rewrite the IR, `lower` plans each statement, `emit` writes Rust (and, in [`cuda`], a CUDA C module
+//! per plan step).
 
 mod check;
 mod compile;
@@ -14,6 +15,7 @@ mod passes;
 mod syntax;
 
 pub use compile::{expand, expand_with, front_end, trace, Config, Trace};
+pub use emit::cuda;
 pub use emit::Flavor;
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub fn __tensor_unoptimized(input: TokenStream) -> TokenStream {
 fn config(flavor: Flavor) -> Config {
     Config {
         runtime: runtime_crate(),
+        cuda: cfg!(feature = "cuda"),
         ..Config::new(flavor)
     }
 }

@@ -11,6 +11,10 @@ pub use crate::kernel::evaluate;
 pub use crate::network::{contract_network, PlanCache};
 pub use crate::step::{Axis, Mode, Step, TargetUse, Use};
 pub use crate::tensor::Tensor;
+#[cfg(feature = "cuda")]
+pub use crate::cuda::backend::{same_backend, Backend, Host, OnBackend};
+#[cfg(feature = "cuda")]
+pub use crate::cuda::Kernel;
 
 /// A numeric literal as a value of the statement's element type.
 #[inline(always)]

@@ -17,6 +17,8 @@
 
 mod access;
 mod check;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod element;
 mod error;
 mod gemm;

@@ -20,15 +20,18 @@ pub fn emit_statement(
     plan: &Plan,
     statement_plan: &StatementPlan,
     extents: &Extents,
+    cuda: bool,
 ) -> TokenStream {
     let p = private();
     let index = statement_plan.statement;
     let statement = &plan.program.statements[index];
     let emitter = StatementEmitter {
         plan,
+        statement_plan,
         statement,
         index,
         extents,
+        cuda,
     };
     let steps = &statement_plan.steps;
     let scalars = statement.scalars.iter().enumerate().map(|(k, scalar)| {
@@ -80,6 +83,7 @@ pub fn emit_statement(
             let target_tensor = access.tensor;
             let place = tensor_expr(&plan.program.tensors, target_tensor);
             let target = hidden("__target");
+            let backend = emitter.backend(steps, Some(&place));
             let operands = emitter.operand_accesses(steps, Some(target_tensor), Some(&target));
             let detach = emitter.detach_operands(steps, target_tensor, &target);
             let steps = steps
@@ -88,6 +92,7 @@ pub fn emit_statement(
             hygienic! {
                 {
                     #scalars
+                    #backend
                     let #target = {
                         use #p::{TargetOwned as _, TargetShared as _};
                         #place.__tdsl_target()
@@ -111,9 +116,12 @@ fn binding(name: &Ident, mutable: bool, ty: Option<&TokenStream>) -> TokenStream
 
 struct StatementEmitter<'a> {
     plan: &'a Plan,
+    statement_plan: &'a StatementPlan,
     statement: &'a Statement,
     index: usize,
     extents: &'a Extents,
+    /// Dispatch each step on the tensors' backend (host or CUDA device).
+    cuda: bool,
 }
 
 impl StatementEmitter<'_> {
@@ -201,14 +209,21 @@ impl StatementEmitter<'_> {
         let witness = self
             .first_operand(steps)
             .expect("checked: a new tensor's indices occur in some operand");
-        let shape = self.statement.lhs_vars().map(|var| self.extent(var));
+        let shape: Vec<&Ident> = self.statement.lhs_vars().map(|var| self.extent(var)).collect();
+        let backend = self.backend(steps, None);
+        let zeros = if self.cuda {
+            hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*]))
+        } else {
+            hygienic!(#p::zeros_like(&__zero, [#(#shape),*]))
+        };
         let steps = steps
             .iter()
             .map(|step| self.step(step, &self.statement.lhs, None));
         hygienic! {
+            #backend
             #operands
             let __zero = #p::zero_like(&#witness);
-            let mut __result = #p::zeros_like(&__zero, [#(#shape),*]);
+            let mut __result = #zeros;
             {
                 let __target = #p::TargetOwned::__tdsl_target(&mut __result);
                 #(#steps)*
@@ -239,8 +254,10 @@ impl StatementEmitter<'_> {
         } else {
             hygienic!(0.0f64)
         };
+        let backend = self.backend(steps, None);
         let steps = steps.iter().map(|step| self.step(step, &[], None));
         hygienic! {
+            #backend
             #operands
             let __zero = #zero;
             let mut __sum = __zero;
@@ -259,7 +276,7 @@ impl StatementEmitter<'_> {
         let lhs_vars: Vec<&IndexVar> = self.statement.lhs_vars().collect();
         let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
         let n_out = lhs_vars.len();
-        let extents = loops.iter().map(|var| self.extent(var));
+        let extents: Vec<&Ident> = loops.iter().map(|var| self.extent(var)).collect();
         let axes = |slots: &[Slot]| -> Vec<TokenStream> {
             slots
                 .iter()
@@ -335,6 +352,9 @@ impl StatementEmitter<'_> {
                 [#(#operands),*],
             )
         };
+        if self.cuda {
+            return self.dispatched_step(step, proven, body, &extents);
+        }
         let call = match &step.kernel {
             Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
             // Which loops each factor uses, and each loop's GEMM role, the runtime reads off the
@@ -347,6 +367,93 @@ impl StatementEmitter<'_> {
                 }
             },
             Kernel::Gemm(_) => hygienic!(#p::contract(#proven)),
+        };
+        hygienic! {
+            {
+                let __ext = [#(#extents),*];
+                #call;
+            }
+        }
+    }
+
+    /// `let __backend = …` from the statement's target, else its first tensor, and a proof
+    /// that every other tensor is on the same kind of backend (a type error on its tokens).
+    /// Nothing without `cuda`.
+    fn backend(&self, steps: &[Step], target: Option<&TokenStream>) -> TokenStream {
+        if !self.cuda {
+            return TokenStream::new();
+        }
+        let p = private();
+        let mut tensors: Vec<(TensorId, Span)> = Vec::new();
+        for term in steps.iter().flat_map(|step| &step.terms) {
+            term.expr.visit_accesses(&mut |access| {
+                if !tensors.iter().any(|(t, _)| *t == access.tensor) {
+                    tensors.push((access.tensor, access.span));
+                }
+            });
+        }
+        let expr = |tensor| tensor_expr(&self.plan.program.tensors, tensor);
+        let source = match (target, tensors.first()) {
+            (Some(place), _) => place.clone(),
+            (None, Some(&(tensor, _))) => expr(tensor),
+            (None, None) => return hygienic!(let __backend = #p::Host;),
+        };
+        let backend = hidden("__backend");
+        let checks = tensors.iter().map(|&(tensor, span)| {
+            let tensor = expr(tensor);
+            quote_spanned!(span=> #p::same_backend(&#backend, &#tensor);)
+        });
+        hygienic! {
+            let __backend = #p::OnBackend::__tdsl_backend(&#source);
+            #(#checks)*
+        }
+    }
+
+    /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
+    fn dispatched_step(
+        &self,
+        step: &Step,
+        proven: TokenStream,
+        body: TokenStream,
+        extents: &[&Ident],
+    ) -> TokenStream {
+        let p = private();
+        let module = |real| {
+            crate::emit::cuda::step_module(self.plan, self.statement_plan, step, real)
+        };
+        let (shape, f32_text) = module(crate::emit::cuda::Real::F32);
+        let (_, f64_text) = module(crate::emit::cuda::Real::F64);
+        let crate::emit::cuda::KernelShape {
+            operands,
+            loops,
+            target_loops,
+            scalars,
+        } = shape;
+        let kernel = hygienic! {
+            &#p::Kernel {
+                f32: #f32_text,
+                f64: #f64_text,
+                operands: #operands,
+                loops: #loops,
+                target_loops: #target_loops,
+                scalars: #scalars,
+            }
+        };
+        let scalar_values = (0..self.statement.scalars.len()).map(|k| self.scalar(k));
+        let scalar_values = hygienic!(&[#(#scalar_values),*]);
+        let call = match &step.kernel {
+            Kernel::LoopNest => hygienic! {
+                #p::Backend::evaluate(&__backend, #proven, move |__x| #body, #kernel, #scalar_values)
+            },
+            Kernel::Network(_) => hygienic! {
+                {
+                    static __PLANS: #p::PlanCache = #p::PlanCache::new();
+                    #p::Backend::contract_network(&__backend, #proven, &__PLANS, #kernel, #scalar_values)
+                }
+            },
+            Kernel::Gemm(_) => hygienic! {
+                #p::Backend::contract(&__backend, #proven, #kernel, #scalar_values)
+            },
         };
         hygienic! {
             {

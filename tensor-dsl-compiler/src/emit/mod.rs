@@ -15,6 +15,7 @@ macro_rules! hygienic {
 
 mod checks;
 mod cpu;
+pub mod cuda;
 mod fallback;
 
 use std::cell::RefCell;
@@ -36,8 +37,8 @@ pub enum Flavor {
 }
 
 /// The expansion of a checked block; generated code names the runtime `::runtime::__private`.
-pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident) -> TokenStream {
-    with_runtime(runtime, || emit_plan(plan, flavor))
+pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident, cuda: bool) -> TokenStream {
+    with_runtime(runtime, || emit_plan(plan, flavor, cuda))
 }
 
 /// The expansion of a block that failed to check (see `fallback`).
@@ -45,12 +46,12 @@ pub fn fallback(parsed: &[Parsed], error: syn::Error, runtime: &Ident) -> TokenS
     with_runtime(runtime, || fallback::fallback(parsed, error))
 }
 
-fn emit_plan(plan: &Plan, flavor: Flavor) -> TokenStream {
+fn emit_plan(plan: &Plan, flavor: Flavor, cuda: bool) -> TokenStream {
     let checks = checks::emit_checks(&plan.program, flavor);
     let statements = plan
         .statements
         .iter()
-        .map(|statement| cpu::emit_statement(plan, statement, &checks.extents));
+        .map(|statement| cpu::emit_statement(plan, statement, &checks.extents, cuda));
     let prelude = checks.tokens;
     let proofs = checks::binding_proofs(&plan.program);
     let binds_user_names =

@@ -1,0 +1,449 @@
+//! Plan step → one self-contained CUDA C module (no headers, literals written exactly), the
+//! device twin of the host loop nest. Invariant: the module reads its operands and writes its
+//! target only at offsets `Σ index · stride` over the step's loops, with the strides, extents,
+//! α, β and Rust scalars passed in `tdsl_args` — so the run time proves the same bounds for a
+//! launch that `Step::new` proves for a host loop nest, and one text serves every layout.
+//!
+//! Entry points (each in a 32-bit and a 64-bit index variant, `_i32` / `_i64`):
+//! * `tdsl_map`: one thread per target element (grid-stride), summing sequentially if the step
+//!   sums; the only entry of a point-wise step.
+//! * `tdsl_rows`: one block per target element, its threads splitting the sum and adding up
+//!   in shared memory; for steps with long sums.
+//! * `tdsl_partial` then `tdsl_finish`: the two passes of a scalar result (no target loops):
+//!   each block sums a slice into `partial[block]`, then one block adds the partials.
+//!
+//! Operand `k` is the `k`-th tensor access of the step's terms in reading order, as in the host
+//! expansion (`cpu.rs`); loops are the left-hand indices, then the summed ones.
+
+use std::fmt::Write as _;
+
+use crate::ir::{BinaryOp, Expr, Function, IndexVar, Scale, Slot};
+use crate::lower::{Mode, Plan, StatementPlan, Step};
+
+/// Threads per block in every launch: the shared-memory sums are sized for it.
+pub const BLOCK: usize = 256;
+
+/// The element type a module is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Real {
+    F32,
+    F64,
+}
+
+impl Real {
+    fn c_type(self) -> &'static str {
+        match self {
+            Real::F32 => "float",
+            Real::F64 => "double",
+        }
+    }
+
+    /// A literal of this type holding exactly `value` converted to it, as Rust's `as` does.
+    fn literal(self, value: f64) -> String {
+        // `{:e}` is the shortest text that reads back as the same f64.
+        let text = format!("{value:e}");
+        match self {
+            Real::F64 => format!("({text})"),
+            // Rounded once, from the exact double, as `value as f32` rounds.
+            Real::F32 => format!("((float)({text}))"),
+        }
+    }
+
+    /// The CUDA math function for `function` on this type.
+    fn function(self, function: Function) -> &'static str {
+        let (double, float) = match function {
+            Function::Exp => ("exp", "expf"),
+            Function::Ln => ("log", "logf"),
+            Function::Sqrt => ("sqrt", "sqrtf"),
+            Function::Abs => ("fabs", "fabsf"),
+            Function::Sin => ("sin", "sinf"),
+            Function::Cos => ("cos", "cosf"),
+            Function::Tanh => ("tanh", "tanhf"),
+            Function::Max => ("fmax", "fmaxf"),
+            Function::Min => ("fmin", "fminf"),
+            Function::Powi(_) => ("tdsl_powi", "tdsl_powi"),
+        };
+        match self {
+            Real::F32 => float,
+            Real::F64 => double,
+        }
+    }
+}
+
+/// What a launch needs to know about a module besides its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelShape {
+    /// Operands, in the order the module numbers them.
+    pub operands: usize,
+    /// Loops: the left-hand indices, then the summed ones.
+    pub loops: usize,
+    /// How many of the loops are the target's.
+    pub target_loops: usize,
+    /// Rust scalars the statement evaluates (`tdsl_args::scalar`).
+    pub scalars: usize,
+}
+
+/// One module per step of every statement, for `real`.
+pub fn modules(plan: &Plan, real: Real) -> Vec<Vec<(KernelShape, String)>> {
+    plan.statements
+        .iter()
+        .map(|statement_plan| {
+            statement_plan
+                .steps
+                .iter()
+                .map(|step| step_module(plan, statement_plan, step, real))
+                .collect()
+        })
+        .collect()
+}
+
+/// The module computing `step` of `statement_plan`.
+pub fn step_module(
+    plan: &Plan,
+    statement_plan: &StatementPlan,
+    step: &Step,
+    real: Real,
+) -> (KernelShape, String) {
+    let statement = &plan.program.statements[statement_plan.statement];
+    let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
+    let loops: Vec<&IndexVar> = lhs.iter().copied().chain(&step.reduction).collect();
+    let mut writer = Writer {
+        real,
+        loops: &loops,
+        operand_loops: Vec::new(),
+    };
+    let value = writer.value(step);
+    let shape = KernelShape {
+        operands: writer.operand_loops.len(),
+        loops: loops.len(),
+        target_loops: lhs.len(),
+        scalars: statement.scalars.len(),
+    };
+    let text = writer.module(step, &shape, &value);
+    (shape, text)
+}
+
+struct Writer<'a> {
+    real: Real,
+    loops: &'a [&'a IndexVar],
+    /// For each operand, the loops it uses.
+    operand_loops: Vec<Vec<usize>>,
+}
+
+impl Writer<'_> {
+    /// The step's value at one point, reading operand `k` as `a.operand[k][at_k]`.
+    fn value(&mut self, step: &Step) -> String {
+        match &step.terms[..] {
+            [term] => self.expr(&term.expr),
+            terms => terms
+                .iter()
+                .map(|term| {
+                    let scale = self.scale(&term.scale, false);
+                    let value = self.expr(&term.expr);
+                    format!("{scale} * {value}")
+                })
+                .collect::<Vec<_>>()
+                .join(" + "),
+        }
+    }
+
+    /// α: a single term's scale (hoisted out of its sum), else ±1.
+    fn alpha(&self, step: &Step) -> String {
+        match &step.terms[..] {
+            [term] => self.scale(&term.scale, step.negate),
+            _ => self.scale(&Scale::one(), step.negate),
+        }
+    }
+
+    fn scale(&self, scale: &Scale, negate: bool) -> String {
+        let coefficient = if negate {
+            -scale.coefficient
+        } else {
+            scale.coefficient
+        };
+        let mut text = self.real.literal(coefficient);
+        for k in &scale.scalars {
+            write!(text, " * a.scalar[{k}]").expect("writing to a String");
+        }
+        format!("({text})")
+    }
+
+    fn expr(&mut self, expr: &Expr) -> String {
+        match expr {
+            Expr::Access(access) => {
+                let uses = access
+                    .slots
+                    .iter()
+                    .filter_map(|slot| match slot {
+                        Slot::Var(var) => Some(
+                            self.loops
+                                .iter()
+                                .position(|loop_var| *loop_var == var)
+                                .expect("every index of a step is one of its loops"),
+                        ),
+                        Slot::Fixed(_) => None,
+                    })
+                    .collect();
+                self.operand_loops.push(uses);
+                let k = self.operand_loops.len() - 1;
+                format!("a.operand[{k}][at{k}]")
+            }
+            Expr::Literal(literal) => self.real.literal(literal.value),
+            Expr::Scalar(k) => format!("a.scalar[{k}]"),
+            Expr::Neg(operand) => format!("(-{})", self.expr(operand)),
+            Expr::Binary(op, left, right) => {
+                let left = self.expr(left);
+                let right = self.expr(right);
+                let op = match op {
+                    BinaryOp::Add => "+",
+                    BinaryOp::Sub => "-",
+                    BinaryOp::Mul => "*",
+                    BinaryOp::Div => "/",
+                };
+                format!("({left} {op} {right})")
+            }
+            Expr::Call(function, args) => {
+                let args: Vec<String> = args.iter().map(|arg| self.expr(arg)).collect();
+                let name = self.real.function(*function);
+                match function {
+                    Function::Powi(exponent) => format!("{name}({}, {exponent})", args[0]),
+                    _ => format!("{name}({})", args.join(", ")),
+                }
+            }
+        }
+    }
+
+    fn module(&self, step: &Step, shape: &KernelShape, value: &str) -> String {
+        let mut out = String::new();
+        let real = self.real.c_type();
+        let n = shape.operands.max(1);
+        let l = shape.loops.max(1);
+        let s = shape.scalars.max(1);
+        let _ = writeln!(out, "// tensor-dsl step: {}", self.describe(step));
+        let _ = writeln!(out, "typedef {real} real;");
+        let _ = writeln!(out, "#ifndef TDSL_ENTRY");
+        let _ = writeln!(out, "#define TDSL_ENTRY extern \"C\" __global__");
+        let _ = writeln!(out, "#endif");
+        let _ = writeln!(
+            out,
+            "struct tdsl_args {{\n    real* target;\n    const real* operand[{n}];\n    \
+             real* partial;\n    long long extent[{l}];\n    long long target_stride[{l}];\n    \
+             long long operand_stride[{n}][{l}];\n    long long partials;\n    real alpha;\n    \
+             real beta;\n    real scalar[{s}];\n}};"
+        );
+        if value.contains("tdsl_powi") {
+            let _ = writeln!(
+                out,
+                "__device__ __forceinline__ real tdsl_powi(real x, int n) {{\n    \
+                 unsigned int e = n < 0 ? 0u - (unsigned int)n : (unsigned int)n;\n    \
+                 real result = 1;\n    while (e) {{\n        if (e & 1u) result *= x;\n        \
+                 x *= x;\n        e >>= 1;\n    }}\n    return n < 0 ? 1 / result : result;\n}}"
+            );
+        }
+        let alpha = self.alpha(step);
+        let write = match &step.mode {
+            Mode::Assign => "a.target[t] = a.alpha * v;".to_owned(),
+            Mode::Add => "a.target[t] += a.alpha * v;".to_owned(),
+            Mode::Scale(_) => "a.target[t] = a.beta * a.target[t] + a.alpha * v;".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "// α = {alpha}\ntemplate <typename I>\n__device__ __forceinline__ void \
+             tdsl_write(const tdsl_args& a, I t, real v) {{\n    {write}\n}}"
+        );
+        let targets: Vec<usize> = (0..shape.target_loops).collect();
+        let summed: Vec<usize> = (shape.target_loops..shape.loops).collect();
+        // Thread per target element.
+        let sum = if summed.is_empty() {
+            format!("        const real v = {value};\n")
+        } else {
+            format!(
+                "        real v = 0;\n        for (I r = 0; r < {count}; ++r) {{\n{body}        }}\n",
+                count = product(&summed),
+                body = self.point("r", &summed, From::Summed, &format!("            v += {value};\n"), 3),
+            )
+        };
+        let map_body = self.point(
+            "o",
+            &targets,
+            From::Target,
+            &format!("{sum}        tdsl_write<I>(a, t, v);\n"),
+            2,
+        );
+        self.entry(
+            &mut out,
+            "tdsl_map",
+            &format!(
+                "    const I outputs = {};\n    for (I o = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; \
+                 o < outputs; o += (I)gridDim.x * (I)blockDim.x) {{\n{map_body}    }}\n",
+                product(&targets)
+            ),
+        );
+        if !summed.is_empty() && !targets.is_empty() {
+            // Block per target element.
+            let rows = self.point(
+                "o",
+                &targets,
+                From::Target,
+                &format!(
+                    "        real v = 0;\n        for (I r = (I)threadIdx.x; r < {count}; r += (I)blockDim.x) {{\n{body}        }}\n\
+                     {reduce}        if (threadIdx.x == 0) tdsl_write<I>(a, t, sums[0]);\n        __syncthreads();\n",
+                    count = product(&summed),
+                    body = self.point("r", &summed, From::Summed, &format!("            v += {value};\n"), 3),
+                    reduce = block_sum("        "),
+                ),
+                2,
+            );
+            self.entry(
+                &mut out,
+                "tdsl_rows",
+                &format!(
+                    "    __shared__ real sums[{BLOCK}];\n    const I outputs = {};\n    \
+                     for (I o = (I)blockIdx.x; o < outputs; o += (I)gridDim.x) {{\n{rows}    }}\n",
+                    product(&targets)
+                ),
+            );
+        }
+        if targets.is_empty() {
+            let all: Vec<usize> = (0..shape.loops).collect();
+            let body = self.point("r", &all, From::Everything, &format!("        v += {value};\n"), 2);
+            self.entry(
+                &mut out,
+                "tdsl_partial",
+                &format!(
+                    "    __shared__ real sums[{BLOCK}];\n    real v = 0;\n    \
+                     for (I r = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; r < {count}; \
+                     r += (I)gridDim.x * (I)blockDim.x) {{\n{body}    }}\n\
+                     {reduce}    if (threadIdx.x == 0) a.partial[blockIdx.x] = sums[0];\n",
+                    count = product(&all),
+                    reduce = block_sum("    "),
+                ),
+            );
+            let _ = writeln!(
+                out,
+                "TDSL_ENTRY void tdsl_finish(const tdsl_args a) {{\n    __shared__ real sums[{BLOCK}];\n    \
+                 real v = 0;\n    for (long long r = threadIdx.x; r < a.partials; r += blockDim.x) v += a.partial[r];\n\
+                 {reduce}    if (threadIdx.x == 0) tdsl_write<long long>(a, 0, sums[0]);\n}}",
+                reduce = block_sum("    "),
+            );
+        }
+        out
+    }
+
+    /// An entry point's template body and its two instantiations.
+    fn entry(&self, out: &mut String, name: &str, body: &str) {
+        let _ = writeln!(
+            out,
+            "template <typename I>\n__device__ __forceinline__ void {name}(const tdsl_args& a) {{\n{body}}}"
+        );
+        for (suffix, index) in [("i32", "int"), ("i64", "long long")] {
+            let _ = writeln!(
+                out,
+                "TDSL_ENTRY void {name}_{suffix}(const tdsl_args a) {{ {name}<{index}>(a); }}"
+            );
+        }
+    }
+
+    /// Declares the offsets of linear point `linear` over `loops` (innermost last) and runs
+    /// `inner` with them: `at0…` for the operands, and per `from` the target's `t`.
+    fn point(&self, linear: &str, loops: &[usize], from: From, inner: &str, depth: usize) -> String {
+        let target = from == From::Target;
+        let pad = "    ".repeat(depth);
+        let mut out = String::new();
+        let _ = writeln!(out, "{pad}I rest = {linear};");
+        if target {
+            let _ = writeln!(out, "{pad}I t = 0;");
+        }
+        for k in 0..self.operand_loops.len() {
+            match from {
+                From::Summed => writeln!(out, "{pad}I at{k} = outer{k};"),
+                From::Target | From::Everything => writeln!(out, "{pad}I at{k} = 0;"),
+            }
+            .expect("writing to a String");
+        }
+        for (position, &d) in loops.iter().enumerate().rev() {
+            let index = if position == 0 {
+                "rest".to_owned()
+            } else {
+                format!("rest % (I)a.extent[{d}]")
+            };
+            let _ = write!(out, "{pad}{{ const I i = {index};");
+            if position != 0 {
+                let _ = write!(out, " rest /= (I)a.extent[{d}];");
+            }
+            if target {
+                let _ = write!(out, " t += i * (I)a.target_stride[{d}];");
+            }
+            for (k, uses) in self.operand_loops.iter().enumerate() {
+                if uses.contains(&d) {
+                    let _ = write!(out, " at{k} += i * (I)a.operand_stride[{k}][{d}];");
+                }
+            }
+            let _ = writeln!(out, " }}");
+        }
+        let _ = writeln!(out, "{pad}(void)rest;");
+        if target {
+            // The summing loop inside starts each operand from this point's offsets.
+            for k in 0..self.operand_loops.len() {
+                let _ = writeln!(out, "{pad}const I outer{k} = at{k}; (void)outer{k};");
+            }
+        }
+        out.push_str(inner);
+        out
+    }
+
+    fn describe(&self, step: &Step) -> String {
+        let lhs: Vec<&str> = self
+            .loops
+            .iter()
+            .take(self.loops.len() - step.reduction.len())
+            .map(|var| var.name.as_str())
+            .collect();
+        let summed: Vec<&str> = step.reduction.iter().map(|var| var.name.as_str()).collect();
+        format!(
+            "target[{}] {} Σ[{}] {} term(s)",
+            lhs.join(","),
+            match step.mode {
+                Mode::Assign => "=",
+                Mode::Add => "+=",
+                Mode::Scale(_) => "= β·target +",
+            },
+            summed.join(","),
+            step.terms.len()
+        )
+    }
+}
+
+/// Which loops a point's offsets start from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum From {
+    /// The target's loops: `t` and the operands' offsets from zero; `outer0…` keep the
+    /// operands' offsets for a sum inside.
+    Target,
+    /// The summed loops inside a target point: the operands' offsets from `outer0…`.
+    Summed,
+    /// Every loop of a scalar result: the operands' offsets from zero.
+    Everything,
+}
+
+/// `(I)a.extent[d0] * (I)a.extent[d1] …`, or `1`.
+fn product(loops: &[usize]) -> String {
+    if loops.is_empty() {
+        return "(I)1".to_owned();
+    }
+    loops
+        .iter()
+        .map(|d| format!("(I)a.extent[{d}]"))
+        .collect::<Vec<_>>()
+        .join(" * ")
+}
+
+/// Adds the block's `v`s into `sums[0]` (a tree over shared memory; `blockDim.x` a power of two).
+fn block_sum(pad: &str) -> String {
+    format!(
+        "{pad}sums[threadIdx.x] = v;\n{pad}__syncthreads();\n\
+         {pad}for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {{\n\
+         {pad}    if (threadIdx.x < s) sums[threadIdx.x] += sums[threadIdx.x + s];\n\
+         {pad}    __syncthreads();\n{pad}}}\n"
+    )
+}

@@ -1,0 +1,218 @@
+//! Operand types → where a statement runs. Generated code (with feature `cuda`) asks the
+//! statement's first tensor for its backend and every other tensor to be on the same kind, a
+//! type error on the offending operand otherwise; each step then goes to the host kernels or
+//! to the device. Invariant: host kernels only ever see host tensors' steps (the kind is a
+//! type), and a device launch only steps over that device's memory (checked per statement).
+
+use crate::access::Witness;
+use crate::network::PlanCache;
+use crate::step::Step;
+use crate::{Element, Tensor, TensorView, TensorViewMut};
+
+use super::{CudaDevice, CudaTensor, Kernel};
+
+/// Kind of the host backend.
+pub struct OnHost;
+/// Kind of a CUDA device (or the simulator).
+pub struct OnDevice;
+
+/// Where a statement's steps run; what generated code calls for each of them.
+pub trait Backend {
+    type Kind;
+    /// The tensor a `let` makes.
+    type Tensor<T: Element>;
+    /// A zero-filled result tensor.
+    fn zeros<W: Witness + ?Sized, const R: usize>(
+        &self,
+        witness: &W,
+        shape: [usize; R],
+    ) -> Self::Tensor<W::Elem>;
+    /// A loop-nest step: `body` on the host, `kernel` on a device.
+    fn evaluate<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        body: impl Fn([T; N]) -> T + Sync,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    );
+    /// A two-tensor contraction step.
+    fn contract<T: Element, const L: usize>(
+        &self,
+        step: Step<'_, T, L, 2>,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    );
+    /// A product of three or more tensors.
+    fn contract_network<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        cache: &PlanCache,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    );
+}
+
+/// The host: the kernels of `kernel.rs`, `gemm.rs` and `network.rs`.
+pub struct Host;
+
+impl Backend for Host {
+    type Kind = OnHost;
+    type Tensor<T: Element> = Tensor<T>;
+    fn zeros<W: Witness + ?Sized, const R: usize>(
+        &self,
+        _witness: &W,
+        shape: [usize; R],
+    ) -> Tensor<W::Elem> {
+        Tensor::zeros(shape)
+    }
+    #[inline(always)]
+    fn evaluate<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        body: impl Fn([T; N]) -> T + Sync,
+        _kernel: &Kernel<'_>,
+        _scalars: &[T],
+    ) {
+        crate::kernel::evaluate(step, body)
+    }
+    #[inline(always)]
+    fn contract<T: Element, const L: usize>(
+        &self,
+        step: Step<'_, T, L, 2>,
+        _kernel: &Kernel<'_>,
+        _scalars: &[T],
+    ) {
+        crate::gemm::contract(step)
+    }
+    #[inline(always)]
+    fn contract_network<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        cache: &PlanCache,
+        _kernel: &Kernel<'_>,
+        _scalars: &[T],
+    ) {
+        crate::network::contract_network(step, cache)
+    }
+}
+
+/// A device: every step is its generated module, launched there.
+pub struct Device(pub(crate) CudaDevice);
+
+impl Device {
+    #[track_caller]
+    fn run<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    ) {
+        if let Err(error) = self.0.run_step(kernel, step, scalars) {
+            panic!("{error}");
+        }
+    }
+}
+
+impl Backend for Device {
+    type Kind = OnDevice;
+    type Tensor<T: Element> = CudaTensor<T>;
+    #[track_caller]
+    fn zeros<W: Witness + ?Sized, const R: usize>(
+        &self,
+        _witness: &W,
+        shape: [usize; R],
+    ) -> CudaTensor<W::Elem> {
+        match CudaTensor::zeros(&self.0, shape) {
+            Ok(tensor) => tensor,
+            Err(error) => panic!("{error}"),
+        }
+    }
+    #[track_caller]
+    fn evaluate<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        _body: impl Fn([T; N]) -> T + Sync,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    ) {
+        self.run(step, kernel, scalars)
+    }
+    #[track_caller]
+    fn contract<T: Element, const L: usize>(
+        &self,
+        step: Step<'_, T, L, 2>,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    ) {
+        self.run(step, kernel, scalars)
+    }
+    #[track_caller]
+    fn contract_network<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: Step<'_, T, L, N>,
+        _cache: &PlanCache,
+        kernel: &Kernel<'_>,
+        scalars: &[T],
+    ) {
+        self.run(step, kernel, scalars)
+    }
+}
+
+/// A tensor type's backend.
+pub trait OnBackend {
+    type Kind;
+    type Backend: Backend<Kind = Self::Kind>;
+    fn __tdsl_backend(&self) -> Self::Backend;
+}
+
+macro_rules! on_host {
+    ($($ty:ty),*) => {$(
+        impl<T: Element> OnBackend for $ty {
+            type Kind = OnHost;
+            type Backend = Host;
+            fn __tdsl_backend(&self) -> Host {
+                Host
+            }
+        }
+    )*};
+}
+
+on_host!(Tensor<T>, TensorView<'_, T>, TensorViewMut<'_, T>);
+
+impl<T: Element> OnBackend for CudaTensor<T> {
+    type Kind = OnDevice;
+    type Backend = Device;
+    fn __tdsl_backend(&self) -> Device {
+        Device(self.device().clone())
+    }
+}
+
+impl<X: OnBackend + ?Sized> OnBackend for &X {
+    type Kind = X::Kind;
+    type Backend = X::Backend;
+    fn __tdsl_backend(&self) -> X::Backend {
+        (**self).__tdsl_backend()
+    }
+}
+
+impl<X: OnBackend + ?Sized> OnBackend for &mut X {
+    type Kind = X::Kind;
+    type Backend = X::Backend;
+    fn __tdsl_backend(&self) -> X::Backend {
+        (**self).__tdsl_backend()
+    }
+}
+
+/// Implemented by tensors whose backend is of kind `K`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not in the memory this statement runs on: a `tensor!` statement reads and writes either host tensors or `CudaTensor`s, not both",
+    label = "on the other side of the host/device divide from the statement's first tensor",
+    note = "copy it across first: `CudaTensor::from_host(&device, &tensor)` or `cuda_tensor.to_host()`"
+)]
+pub trait RunsOn<K> {}
+
+impl<X: OnBackend + ?Sized> RunsOn<X::Kind> for X {}
+
+/// Compiles only if `operand` lives where `backend` runs.
+#[inline(always)]
+pub fn same_backend<B: Backend, X: RunsOn<B::Kind> + ?Sized>(_backend: &B, _operand: &X) {}

@@ -1,0 +1,198 @@
+//! A proven [`Step`] plus its CUDA module → one kernel launch (two for a scalar sum): the
+//! argument block in the module's `tdsl_args` layout, the entry and grid picked from the
+//! step's shape. Invariant: every address a launch hands a kernel is one the step proved
+//! inside its buffer, so the kernel's unchecked loads and stores stay in bounds.
+
+use crate::step::{Mode, Step};
+use crate::Element;
+
+use super::simulator::SimModule;
+use super::CudaError;
+
+/// The text of a step's module for each element type, and its shape (what
+/// `tensor_dsl_compiler::cuda::KernelShape` says).
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel<'t> {
+    pub f32: &'t str,
+    pub f64: &'t str,
+    pub operands: usize,
+    pub loops: usize,
+    pub target_loops: usize,
+    pub scalars: usize,
+}
+
+impl<'t> Kernel<'t> {
+    pub(crate) fn text<T: Element>(&self) -> &'t str {
+        if std::mem::size_of::<T>() == 4 {
+            self.f32
+        } else {
+            self.f64
+        }
+    }
+}
+
+/// Threads per block (the modules' shared-memory sums are sized for it).
+pub(crate) const BLOCK: u32 = 256;
+/// Summed points per target element from which a block, not a thread, computes it.
+const ROWS_FROM: usize = 64;
+const MAX_GRID: usize = 65_535;
+
+/// The argument block in the module's `tdsl_args` layout: pointers, then 64-bit integers,
+/// then elements, padded to 8 bytes as the C struct is.
+pub(crate) struct Args<'s, T, const L: usize, const N: usize> {
+    step: &'s Step<'s, T, L, N>,
+    scalars: &'s [T],
+    partial: usize,
+    partials: usize,
+}
+
+impl<T: Element, const L: usize, const N: usize> Args<'_, T, L, N> {
+    fn bytes(&self) -> Vec<u8> {
+        let step = self.step;
+        let n = N.max(1);
+        let l = L.max(1);
+        let mut out = Vec::new();
+        let mut word = |value: u64| out.extend_from_slice(&value.to_ne_bytes());
+        let address = |data: usize, base: isize| {
+            (data as isize).wrapping_add(base.wrapping_mul(std::mem::size_of::<T>() as isize))
+                as u64
+        };
+        word(address(step.target.data as usize, step.target.base));
+        for k in 0..n {
+            word(match step.operands.get(k) {
+                Some(operand) => address(operand.data as usize, operand.base),
+                None => 0,
+            });
+        }
+        word(self.partial as u64);
+        for d in 0..l {
+            word(step.extents.get(d).map_or(0, |&e| e as u64));
+        }
+        for d in 0..l {
+            word(step.target.strides.get(d).map_or(0, |&s| s as u64));
+        }
+        for k in 0..n {
+            for d in 0..l {
+                word(
+                    step.operands
+                        .get(k)
+                        .and_then(|operand| operand.strides.get(d))
+                        .map_or(0, |&s| s as u64),
+                );
+            }
+        }
+        word(self.partials as u64);
+        let beta = match step.mode {
+            Mode::Scale(beta) => beta,
+            Mode::Assign | Mode::Add => T::ZERO,
+        };
+        let mut element = |value: T| {
+            if std::mem::size_of::<T>() == 4 {
+                out.extend_from_slice(&(value.to_f64() as f32).to_ne_bytes());
+            } else {
+                out.extend_from_slice(&value.to_f64().to_ne_bytes());
+            }
+        };
+        element(step.alpha);
+        element(beta);
+        for k in 0..self.scalars.len().max(1) {
+            element(self.scalars.get(k).copied().unwrap_or(T::ZERO));
+        }
+        while out.len() % 8 != 0 {
+            out.push(0);
+        }
+        out
+    }
+}
+
+/// How a step runs: which entry, with how many blocks.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Launch {
+    /// Nothing to write (an empty target).
+    Nothing,
+    /// `tdsl_map`: a thread per target element.
+    Map { grid: u32, block: u32 },
+    /// `tdsl_rows`: a block per target element.
+    Rows { grid: u32 },
+    /// `tdsl_partial` over `grid` blocks, then `tdsl_finish`.
+    Scalar { grid: u32 },
+}
+
+/// Picks the launch for a step, and whether 32-bit indices reach every element.
+pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) -> (Launch, bool) {
+    let outputs: usize = step.extents[..step.n_out].iter().product();
+    let summed: usize = step.extents[step.n_out..].iter().product();
+    let launch = if step.n_out == 0 {
+        let blocks = summed.div_ceil(BLOCK as usize).clamp(1, 1024);
+        Launch::Scalar { grid: blocks as u32 }
+    } else if outputs == 0 {
+        Launch::Nothing
+    } else if !step.injective {
+        // Two target points share an element: one thread writes them all, in order.
+        Launch::Map { grid: 1, block: 1 }
+    } else if summed >= ROWS_FROM && L > step.n_out {
+        Launch::Rows {
+            grid: outputs.min(MAX_GRID) as u32,
+        }
+    } else {
+        Launch::Map {
+            grid: outputs.div_ceil(BLOCK as usize).clamp(1, MAX_GRID) as u32,
+            block: BLOCK,
+        }
+    };
+    // Every offset and loop counter must fit: the largest is below the points plus a grid's
+    // worth of threads, or an operand's reach.
+    let limit = i32::MAX as usize / 2;
+    let mut fits = outputs.saturating_mul(summed.max(1)) < limit
+        && MAX_GRID * (BLOCK as usize) < limit;
+    let reach = |strides: &[isize; L]| -> usize {
+        (0..L)
+            .map(|d| step.extents[d].saturating_sub(1).saturating_mul(strides[d].unsigned_abs()))
+            .fold(0usize, usize::saturating_add)
+    };
+    fits &= reach(&step.target.strides) < limit;
+    for operand in &step.operands {
+        fits &= reach(&operand.strides) < limit;
+    }
+    (launch, fits)
+}
+
+/// Runs `step` with its module on the simulator.
+pub(crate) fn on_simulator<T: Element, const L: usize, const N: usize>(
+    module: &SimModule,
+    step: Step<'_, T, L, N>,
+    scalars: &[T],
+) -> Result<(), CudaError> {
+    let (launch, narrow) = plan(&step);
+    let suffix = if narrow { "i32" } else { "i64" };
+    let mut partial: Vec<T> = Vec::new();
+    if let Launch::Scalar { grid } = launch {
+        partial = vec![T::ZERO; grid as usize];
+    }
+    let args = Args {
+        step: &step,
+        scalars,
+        partial: partial.as_mut_ptr() as usize,
+        partials: partial.len(),
+    }
+    .bytes();
+    // SAFETY: `step` proved every offset its loops reach inside the buffers of its target and
+    // operands, and holds their borrows for the launch; the kernels address exactly those
+    // offsets (and `partial`, which has one element per block of the first pass). Non-injective
+    // targets run on one thread, so no two threads write one element.
+    unsafe {
+        match launch {
+            Launch::Nothing => Ok(()),
+            Launch::Map { grid, block } => {
+                module.launch(&format!("tdsl_map_{suffix}"), &args, grid, block, false)
+            }
+            Launch::Rows { grid } => {
+                module.launch(&format!("tdsl_rows_{suffix}"), &args, grid, BLOCK, true)
+            }
+            Launch::Scalar { grid } => {
+                module.launch(&format!("tdsl_partial_{suffix}"), &args, grid, BLOCK, true)?;
+                module.launch("tdsl_finish", &args, 1, BLOCK, true)
+            }
+        }
+    }
+}
