@@ -7,4 +7,7 @@
 fn ui() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/**/*.rs");
+    // Host and device tensors in one statement (the CUDA backend's type-level divide).
+    #[cfg(feature = "cuda")]
+    cases.compile_fail("tests/ui_cuda/*.rs");
 }

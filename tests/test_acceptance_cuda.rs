@@ -210,10 +210,14 @@ fn np_042_ijp_ipq_ikq_to_ijk() {
 
 #[test]
 fn np_045_cehgbaifff_fhhdegih_to_cdghbi() {
-    let A = CudaTensor::from_host(device(), &data::<f64>(&[3, 2, 3, 2, 3, 2, 3, 2, 2, 2], 0)).unwrap();
+    let A =
+        CudaTensor::from_host(device(), &data::<f64>(&[3, 2, 3, 2, 3, 2, 3, 2, 2, 2], 0)).unwrap();
     let B = CudaTensor::from_host(device(), &data::<f64>(&[2, 3, 3, 3, 2, 2, 3, 3], 1)).unwrap();
     tensor! { let out[c, d, g, h, b, i] = A[c, e, h, g, b, a, i, f, f, f] * B[f, h, h, d, e, g, i, h]; }
-    acceptance::check_tensor("np_045_cehgbaifff_fhhdegih_to_cdghbi", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "np_045_cehgbaifff_fhhdegih_to_cdghbi",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -273,7 +277,10 @@ fn np_054_cd_bdhe_aidb_hgca_gc_hgibcd_hgac_to_e() {
     let F = CudaTensor::from_host(device(), &data::<f64>(&[3, 2, 3, 3, 3, 3], 5)).unwrap();
     let G = CudaTensor::from_host(device(), &data::<f64>(&[3, 2, 2, 3], 6)).unwrap();
     tensor! { let out[e] = A[c, d] * B[b, d, h, e] * C[a, i, d, b] * D[h, g, c, a] * E[g, c] * F[h, g, i, b, c, d] * G[h, g, a, c]; }
-    acceptance::check_tensor("np_054_cd_bdhe_aidb_hgca_gc_hgibcd_hgac_to_e", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "np_054_cd_bdhe_aidb_hgca_gc_hgibcd_hgac_to_e",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -284,7 +291,10 @@ fn np_055_abhe_hidj_jgba_hiab_gab_to_de() {
     let D = CudaTensor::from_host(device(), &data::<f64>(&[3, 3, 2, 3], 3)).unwrap();
     let E = CudaTensor::from_host(device(), &data::<f64>(&[3, 2, 3], 4)).unwrap();
     tensor! { let out[d, e] = A[a, b, h, e] * B[h, i, d, j] * C[j, g, b, a] * D[h, i, a, b] * E[g, a, b]; }
-    acceptance::check_tensor("np_055_abhe_hidj_jgba_hiab_gab_to_de", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "np_055_abhe_hidj_jgba_hiab_gab_to_de",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -297,7 +307,10 @@ fn np_057_chd_bde_agbc_hiad_hgc_hgi_hiad_to_e() {
     let F = CudaTensor::from_host(device(), &data::<f64>(&[3, 2, 3], 5)).unwrap();
     let G = CudaTensor::from_host(device(), &data::<f64>(&[3, 3, 3, 2], 6)).unwrap();
     tensor! { let out[e] = A[c, h, d] * B[b, d, e] * C[a, g, b, c] * D[h, i, a, d] * E[h, g, c] * F[h, g, i] * G[h, i, a, d]; }
-    acceptance::check_tensor("np_057_chd_bde_agbc_hiad_hgc_hgi_hiad_to_e", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "np_057_chd_bde_agbc_hiad_hgc_hgi_hiad_to_e",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -310,7 +323,10 @@ fn np_058_chd_bde_agbc_hiad_bdi_cgh_agdb_to_e() {
     let F = CudaTensor::from_host(device(), &data::<f64>(&[2, 3, 2], 5)).unwrap();
     let G = CudaTensor::from_host(device(), &data::<f64>(&[3, 3, 2, 2], 6)).unwrap();
     tensor! { let out[e] = A[c, h, d] * B[b, d, e] * C[a, g, b, c] * D[h, i, a, d] * E[b, d, i] * F[c, g, h] * G[a, g, d, b]; }
-    acceptance::check_tensor("np_058_chd_bde_agbc_hiad_bdi_cgh_agdb_to_e", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "np_058_chd_bde_agbc_hiad_bdi_cgh_agdb_to_e",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -539,7 +555,10 @@ fn np_101_acdf_jbje_gihb_hfac_to_degi() {
     let C = CudaTensor::from_host(device(), &data::<f64>(&[2, 3, 2, 2], 2)).unwrap();
     let D = CudaTensor::from_host(device(), &data::<f64>(&[2, 2, 3, 3], 3)).unwrap();
     tensor! { let out[d, e, g, i] = A[a, c, d, f] * B[j, b, j, e] * C[g, i, h, b] * D[h, f, a, c]; }
-    acceptance::check_tensor("np_101_acdf_jbje_gihb_hfac_to_degi", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "np_101_acdf_jbje_gihb_hfac_to_degi",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -646,7 +665,10 @@ fn oe_015_bdef_cdkj_ji_ikeh_hbc_lfo_to_lo() {
     let E = CudaTensor::from_host(device(), &data::<f64>(&[3, 3, 3], 4)).unwrap();
     let F = CudaTensor::from_host(device(), &data::<f64>(&[2, 2, 2], 5)).unwrap();
     tensor! { let out[l, o] = A[b, d, e, f] * B[c, d, k, j] * C[j, i] * D[i, k, e, h] * E[h, b, c] * F[l, f, o]; }
-    acceptance::check_tensor("oe_015_bdef_cdkj_ji_ikeh_hbc_lfo_to_lo", &out.to_host().unwrap());
+    acceptance::check_tensor(
+        "oe_015_bdef_cdkj_ji_ikeh_hbc_lfo_to_lo",
+        &out.to_host().unwrap(),
+    );
 }
 
 #[test]
@@ -2065,7 +2087,8 @@ fn ta_106_kijab_kjbc_to_kjiac() {
 
 #[test]
 fn ta_109_ijklabecdf_ke_to_ijlbafdc() {
-    let A = CudaTensor::from_host(device(), &data::<f64>(&[2, 3, 2, 3, 2, 2, 2, 2, 1, 3], 0)).unwrap();
+    let A =
+        CudaTensor::from_host(device(), &data::<f64>(&[2, 3, 2, 3, 2, 2, 2, 2, 1, 3], 0)).unwrap();
     let B = CudaTensor::from_host(device(), &data::<f64>(&[2, 2], 1)).unwrap();
     tensor! { let out[i, j, l, b, a, f, d, c] = A[i, j, k, l, a, b, e, c, d, f] * B[k, e]; }
     acceptance::check_tensor("ta_109_ijklabecdf_ke_to_ijlbafdc", &out.to_host().unwrap());

@@ -88,7 +88,11 @@ fn every_generated_module_compiles_without_spills() {
         };
         assert!(!cubin.entries.is_empty(), "no ptxas report:\n{}", cubin.log);
         for entry in &cubin.entries {
-            assert_eq!(entry.spill_bytes, 0, "{} spills:\n{}\n{text}", entry.name, cubin.log);
+            assert_eq!(
+                entry.spill_bytes, 0,
+                "{} spills:\n{}\n{text}",
+                entry.name, cubin.log
+            );
             max_registers = max_registers.max(entry.registers);
             entries += 1;
         }

@@ -6,11 +6,15 @@ use tensor_dsl::cuda::{CudaDevice, CudaTensor};
 use tensor_dsl::{tensor, Tensor};
 
 fn filled(shape: &[usize], seed: u64) -> Tensor<f64> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let len: usize = shape.iter().product();
     let data: Vec<f64> = (0..len)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
         })
         .collect();
@@ -31,4 +35,86 @@ fn matmul_and_sum_match_the_host() {
         assert!((x - y).abs() < 1e-12, "{x} vs {y}");
     }
     assert!((s - ds).abs() < 1e-10, "{s} vs {ds}");
+}
+
+fn assert_close(host: &Tensor<f64>, device: &CudaTensor<f64>) {
+    let device = device.to_host().unwrap();
+    assert_eq!(host.shape(), device.shape());
+    let scale = host.as_slice().iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    for (x, y) in host.as_slice().iter().zip(device.as_slice()) {
+        assert!((x - y).abs() <= 1e-12 * scale, "{x} vs {y}");
+    }
+}
+
+#[test]
+fn ragged_shapes_past_the_block_size_scalars_positions_and_updates() {
+    let device = CudaDevice::simulator();
+    let w = 0.75;
+    // 300 × 70: rows of 70 summed points (a block per element), outputs past one block.
+    for (m, k) in [(300, 70), (1, 1), (7, 13), (0, 5), (5, 0), (513, 3)] {
+        let a = filled(&[m, k, 2], 3);
+        let b = filled(&[k], 4);
+        let mut c = filled(&[m], 5);
+        let da = CudaTensor::from_host(&device, &a).unwrap();
+        let db = CudaTensor::from_host(&device, &b).unwrap();
+        let mut dc = CudaTensor::from_host(&device, &c).unwrap();
+        tensor! {
+            c[i] += {w} * a[i, k, 1] * b[k] - exp(c[i]) / 3;
+            let r[i] = tanh(a[i, k, 0]) * b[k];
+            let s = r[i] * c[i] + {w};
+        }
+        tensor! {
+            dc[i] += {w} * da[i, k, 1] * db[k] - exp(dc[i]) / 3;
+            let dr[i] = tanh(da[i, k, 0]) * db[k];
+            let ds = dr[i] * dc[i] + {w};
+        }
+        assert_close(&c, &dc);
+        assert_close(&r, &dr);
+        assert!(
+            (s - ds).abs() <= 1e-9 * s.abs().max(1.0),
+            "{m}×{k}: {s} vs {ds}"
+        );
+    }
+}
+
+#[test]
+fn f32_networks_and_gemm_updates() {
+    let device = CudaDevice::simulator();
+    let a = Tensor::<f32>::from_fn([9, 4], |ix| (ix[0] * 4 + ix[1]) as f32 * 0.25 - 3.0);
+    let b = Tensor::<f32>::from_fn([4, 6], |ix| (ix[0] + 2 * ix[1]) as f32 * 0.5 - 1.0);
+    let d = Tensor::<f32>::from_fn([6, 3], |ix| ix[0] as f32 - ix[1] as f32);
+    let mut c = Tensor::<f32>::from_fn([9, 3], |ix| ix[0] as f32 * 0.1);
+    let (da, db, dd) = (
+        CudaTensor::from_host(&device, &a).unwrap(),
+        CudaTensor::from_host(&device, &b).unwrap(),
+        CudaTensor::from_host(&device, &d).unwrap(),
+    );
+    let mut dc = CudaTensor::from_host(&device, &c).unwrap();
+    tensor! { c[i, l] = 0.5 * c[i, l] + 2 * a[i, k] * b[k, j] * d[j, l]; }
+    tensor! { dc[i, l] = 0.5 * dc[i, l] + 2 * da[i, k] * db[k, j] * dd[j, l]; }
+    let dc = dc.to_host().unwrap();
+    for (x, y) in c.as_slice().iter().zip(dc.as_slice()) {
+        assert!((x - y).abs() <= 1e-4 * x.abs().max(1.0), "{x} vs {y}");
+    }
+}
+
+#[test]
+fn no_driver_or_device_is_an_error_not_a_panic() {
+    use tensor_dsl::cuda::{device_count, CudaError};
+    match device_count() {
+        Err(error) => {
+            assert_eq!(error, CudaError::NoDriver);
+            assert_eq!(CudaDevice::new(0).unwrap_err(), CudaError::NoDriver);
+        }
+        Ok(count) => {
+            let error = CudaDevice::new(count).unwrap_err();
+            assert_eq!(
+                error,
+                CudaError::NoDevice {
+                    ordinal: count,
+                    count
+                }
+            );
+        }
+    }
 }

@@ -4,6 +4,10 @@ pub use crate::access::{
     Access, Detached, Dynamic, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
 };
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
+#[cfg(feature = "cuda")]
+pub use crate::cuda::backend::{same_backend, Backend, Host, OnBackend};
+#[cfg(feature = "cuda")]
+pub use crate::cuda::Kernel;
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
 pub use crate::gemm::contract;
@@ -11,10 +15,6 @@ pub use crate::kernel::evaluate;
 pub use crate::network::{contract_network, PlanCache};
 pub use crate::step::{Axis, Mode, Step, TargetUse, Use};
 pub use crate::tensor::Tensor;
-#[cfg(feature = "cuda")]
-pub use crate::cuda::backend::{same_backend, Backend, Host, OnBackend};
-#[cfg(feature = "cuda")]
-pub use crate::cuda::Kernel;
 
 /// A numeric literal as a value of the statement's element type.
 #[inline(always)]

@@ -209,7 +209,11 @@ impl StatementEmitter<'_> {
         let witness = self
             .first_operand(steps)
             .expect("checked: a new tensor's indices occur in some operand");
-        let shape: Vec<&Ident> = self.statement.lhs_vars().map(|var| self.extent(var)).collect();
+        let shape: Vec<&Ident> = self
+            .statement
+            .lhs_vars()
+            .map(|var| self.extent(var))
+            .collect();
         let backend = self.backend(steps, None);
         let zeros = if self.cuda {
             hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*]))
@@ -418,9 +422,8 @@ impl StatementEmitter<'_> {
         extents: &[&Ident],
     ) -> TokenStream {
         let p = private();
-        let module = |real| {
-            crate::emit::cuda::step_module(self.plan, self.statement_plan, step, real)
-        };
+        let module =
+            |real| crate::emit::cuda::step_module(self.plan, self.statement_plan, step, real);
         let (shape, f32_text) = module(crate::emit::cuda::Real::F32);
         let (_, f64_text) = module(crate::emit::cuda::Real::F64);
         let crate::emit::cuda::KernelShape {

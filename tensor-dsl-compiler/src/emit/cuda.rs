@@ -306,7 +306,13 @@ impl Writer<'_> {
         }
         if targets.is_empty() {
             let all: Vec<usize> = (0..shape.loops).collect();
-            let body = self.point("r", &all, From::Everything, &format!("        v += {value};\n"), 2);
+            let body = self.point(
+                "r",
+                &all,
+                From::Everything,
+                &format!("        v += {value};\n"),
+                2,
+            );
             self.entry(
                 &mut out,
                 "tdsl_partial",
@@ -346,7 +352,14 @@ impl Writer<'_> {
 
     /// Declares the offsets of linear point `linear` over `loops` (innermost last) and runs
     /// `inner` with them: `at0…` for the operands, and per `from` the target's `t`.
-    fn point(&self, linear: &str, loops: &[usize], from: From, inner: &str, depth: usize) -> String {
+    fn point(
+        &self,
+        linear: &str,
+        loops: &[usize],
+        from: From,
+        inner: &str,
+        depth: usize,
+    ) -> String {
         let target = from == From::Target;
         let pad = "    ".repeat(depth);
         let mut out = String::new();
@@ -446,4 +459,47 @@ fn block_sum(pad: &str) -> String {
          {pad}    if (threadIdx.x < s) sums[threadIdx.x] += sums[threadIdx.x + s];\n\
          {pad}    __syncthreads();\n{pad}}}\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{modules, Real};
+    use crate::{trace, Config, Flavor};
+    use quote::quote;
+
+    fn texts(block: proc_macro2::TokenStream, real: Real) -> String {
+        let traced = trace(block, Config::new(Flavor::Panic)).expect("valid block");
+        modules(&traced.plan, real)
+            .into_iter()
+            .flatten()
+            .map(|(_, text)| text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn point_wise_step_with_literal_function_and_scalar() {
+        insta::assert_snapshot!(texts(
+            quote! { c[i, j] += 0.1 * exp(a[i, j]) - {w} * powi(b[j, i], 3); },
+            Real::F32
+        ));
+    }
+
+    #[test]
+    fn summing_step_with_a_fixed_position() {
+        insta::assert_snapshot!(texts(quote! { let r[i] = a[i, k, 0] * b[k]; }, Real::F64));
+    }
+
+    #[test]
+    fn scalar_result_in_two_passes() {
+        insta::assert_snapshot!(texts(quote! { let s = a[i, j] * a[i, j]; }, Real::F64));
+    }
+
+    #[test]
+    fn gemm_update_reads_its_target_through_beta() {
+        insta::assert_snapshot!(texts(
+            quote! { c[i, j] = 0.5 * c[i, j] + a[i, k] * b[k, j]; },
+            Real::F32
+        ));
+    }
 }

@@ -211,7 +211,12 @@ impl<X: OnBackend + ?Sized> OnBackend for &mut X {
 )]
 pub trait RunsOn<K> {}
 
-impl<X: OnBackend + ?Sized> RunsOn<X::Kind> for X {}
+impl<T: Element> RunsOn<OnHost> for Tensor<T> {}
+impl<T: Element> RunsOn<OnHost> for TensorView<'_, T> {}
+impl<T: Element> RunsOn<OnHost> for TensorViewMut<'_, T> {}
+impl<T: Element> RunsOn<OnDevice> for CudaTensor<T> {}
+impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &X {}
+impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &mut X {}
 
 /// Compiles only if `operand` lives where `backend` runs.
 #[inline(always)]

@@ -39,10 +39,9 @@ impl fmt::Display for CudaError {
                 "no NVRTC: libnvrtc.so.13 could not be loaded (put CUDA 13's NVRTC on the loader \
                  path, e.g. LD_LIBRARY_PATH, before the program starts)"
             ),
-            CudaError::NoDevice { ordinal, count } => write!(
-                f,
-                "no CUDA device {ordinal}: {count} device(s) present"
-            ),
+            CudaError::NoDevice { ordinal, count } => {
+                write!(f, "no CUDA device {ordinal}: {count} device(s) present")
+            }
             CudaError::HostCompiler(output) => write!(
                 f,
                 "the CUDA simulator could not compile a kernel with the host C++ compiler \

@@ -124,7 +124,9 @@ pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) 
     let summed: usize = step.extents[step.n_out..].iter().product();
     let launch = if step.n_out == 0 {
         let blocks = summed.div_ceil(BLOCK as usize).clamp(1, 1024);
-        Launch::Scalar { grid: blocks as u32 }
+        Launch::Scalar {
+            grid: blocks as u32,
+        }
     } else if outputs == 0 {
         Launch::Nothing
     } else if !step.injective {
@@ -143,11 +145,15 @@ pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) 
     // Every offset and loop counter must fit: the largest is below the points plus a grid's
     // worth of threads, or an operand's reach.
     let limit = i32::MAX as usize / 2;
-    let mut fits = outputs.saturating_mul(summed.max(1)) < limit
-        && MAX_GRID * (BLOCK as usize) < limit;
+    let mut fits =
+        outputs.saturating_mul(summed.max(1)) < limit && MAX_GRID * (BLOCK as usize) < limit;
     let reach = |strides: &[isize; L]| -> usize {
         (0..L)
-            .map(|d| step.extents[d].saturating_sub(1).saturating_mul(strides[d].unsigned_abs()))
+            .map(|d| {
+                step.extents[d]
+                    .saturating_sub(1)
+                    .saturating_mul(strides[d].unsigned_abs())
+            })
             .fold(0usize, usize::saturating_add)
     };
     fits &= reach(&step.target.strides) < limit;

@@ -104,7 +104,10 @@ pub fn usage(log: &str) -> Vec<EntryUsage> {
         } else if let Some(entry) = entries.last_mut() {
             let words: Vec<&str> = line.split_whitespace().collect();
             for (k, word) in words.iter().enumerate() {
-                let number = || k.checked_sub(2).and_then(|at| words[at].parse::<u64>().ok());
+                let number = || {
+                    k.checked_sub(2)
+                        .and_then(|at| words[at].parse::<u64>().ok())
+                };
                 if word.starts_with("spill") && k >= 2 {
                     entry.spill_bytes += number().unwrap_or(0);
                 }

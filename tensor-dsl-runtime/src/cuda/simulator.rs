@@ -59,7 +59,8 @@ impl SimModule {
         // SAFETY: `function` and `run` come from a library this module keeps loaded; the
         // argument block has the size the module's `tdsl_args` has (checked above), and the
         // caller guarantees the addresses in it.
-        let status = unsafe { (self.run)(function, args.as_ptr().cast(), grid, block, barriers as i32) };
+        let status =
+            unsafe { (self.run)(function, args.as_ptr().cast(), grid, block, barriers as i32) };
         if status != 0 {
             return Err(CudaError::Driver(format!(
                 "`{entry}`: the threads of a block did not all reach the same __syncthreads"
@@ -137,7 +138,9 @@ impl Simulator {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SimModule>>> {
-        self.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.modules
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -158,7 +161,9 @@ fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
     let mut all = Vec::new();
     for (k, text) in texts.iter().enumerate() {
         let names = entries(text);
-        unit.push_str(&format!("namespace tdsl_module_{k} {{\n#line 1 \"module_{k}.cu\"\n{text}\n}}\n"));
+        unit.push_str(&format!(
+            "namespace tdsl_module_{k} {{\n#line 1 \"module_{k}.cu\"\n{text}\n}}\n"
+        ));
         unit.push_str(&format!(
             "extern \"C\" unsigned long tdsl_sim_{k}_args_size() {{ return sizeof(tdsl_module_{k}::tdsl_args); }}\n"
         ));
