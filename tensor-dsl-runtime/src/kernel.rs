@@ -17,7 +17,7 @@ use crate::step::{Mode, Step};
 ///
 /// The loops run in an order chosen from the strides (the smallest stride innermost), inner
 /// runs over unit strides are unchecked slices the compiler vectorizes, sums keep
-/// [`LANES`] partial sums, and a point-wise copy that reads across the target's rows is tiled.
+/// `LANES` partial sums, and a point-wise copy that reads across the target's rows is tiled.
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
