@@ -166,7 +166,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
     ///
     /// # Panics
     /// If an offset overflows `isize` (only a buggy caller gets there: real layouts fit).
-    fn reach(&self, extents: &[usize; L], loops: u64) -> Option<(isize, isize)> {
+    pub(crate) fn reach(&self, extents: &[usize; L], loops: u64) -> Option<(isize, isize)> {
         let running = (0..L).filter(|&var| loops >> var & 1 == 1);
         if running.clone().any(|var| extents[var] == 0) {
             return None;
@@ -234,7 +234,7 @@ impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
     }
 
     /// The target's elements as a read access (for the proof, which is the same for both).
-    fn as_read(&self) -> Bound<'a, T, L> {
+    pub(crate) fn as_read(&self) -> Bound<'a, T, L> {
         Bound {
             data: self.data,
             len: self.len,

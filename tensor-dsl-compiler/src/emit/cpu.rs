@@ -433,13 +433,12 @@ impl StatementEmitter<'_> {
             scalars,
         } = shape;
         let kernel = hygienic! {
-            &#p::Kernel {
-                f32: #f32_text,
-                f64: #f64_text,
-                operands: #operands,
-                loops: #loops,
-                target_loops: #target_loops,
-                scalars: #scalars,
+            {
+                // SAFETY: both texts are the modules `emit::cuda` wrote for this very step.
+                const __KERNEL: #p::Kernel<'static> = unsafe {
+                    #p::Kernel::new(#f32_text, #f64_text, #operands, #loops, #target_loops, #scalars)
+                };
+                &__KERNEL
             }
         };
         let scalar_values = (0..self.statement.scalars.len()).map(|k| self.scalar(k));

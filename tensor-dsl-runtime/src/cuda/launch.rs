@@ -3,25 +3,52 @@
 //! step's shape. Invariant: every address a launch hands a kernel is one the step proved
 //! inside its buffer, so the kernel's unchecked loads and stores stay in bounds.
 
-use crate::step::{Mode, Step};
+use crate::step::{Bound, Mode, Step};
 use crate::Element;
 
 use super::simulator::SimModule;
 use super::CudaError;
 
 /// The text of a step's module for each element type, and its shape (what
-/// `tensor_dsl_compiler::cuda::KernelShape` says).
+/// `tensor_dsl_compiler::cuda::KernelShape` says). Made only through the unsafe
+/// [`Kernel::new`]: the text becomes machine code that runs with the step's pointers.
 #[derive(Clone, Copy, Debug)]
 pub struct Kernel<'t> {
-    pub f32: &'t str,
-    pub f64: &'t str,
-    pub operands: usize,
-    pub loops: usize,
-    pub target_loops: usize,
-    pub scalars: usize,
+    f32: &'t str,
+    f64: &'t str,
+    pub(crate) operands: usize,
+    pub(crate) loops: usize,
+    pub(crate) target_loops: usize,
+    pub(crate) scalars: usize,
 }
 
 impl<'t> Kernel<'t> {
+    /// A step's modules and shape.
+    ///
+    /// # Safety
+    /// Each text must be a module `tensor-dsl-compiler` wrote for a step of this shape (its
+    /// `cuda::step_module`): such a module reads operand `k` and writes the target only at
+    /// `Σ index · stride` over the launch's extents, the offsets a proven `Step` covers, and
+    /// runs no other code. Any other text is run as is, with the step's pointers.
+    #[allow(clippy::too_many_arguments)]
+    pub const unsafe fn new(
+        f32: &'t str,
+        f64: &'t str,
+        operands: usize,
+        loops: usize,
+        target_loops: usize,
+        scalars: usize,
+    ) -> Self {
+        Kernel {
+            f32,
+            f64,
+            operands,
+            loops,
+            target_loops,
+            scalars,
+        }
+    }
+
     pub(crate) fn text<T: Element>(&self) -> &'t str {
         if std::mem::size_of::<T>() == 4 {
             self.f32
@@ -145,21 +172,18 @@ pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) 
     // Every offset and loop counter must fit: the largest is below the points plus a grid's
     // worth of threads, or an operand's reach.
     let limit = i32::MAX as usize / 2;
-    let mut fits =
+    let points_fit =
         outputs.saturating_mul(summed.max(1)) < limit && MAX_GRID * (BLOCK as usize) < limit;
-    let reach = |strides: &[isize; L]| -> usize {
-        (0..L)
-            .map(|d| {
-                step.extents[d]
-                    .saturating_sub(1)
-                    .saturating_mul(strides[d].unsigned_abs())
-            })
-            .fold(0usize, usize::saturating_add)
+    // Offsets are taken from each access's first element (`base`), which the step proved.
+    let offsets_fit = |access: &Bound<'_, T, L>| match access.reach(&step.extents, u64::MAX) {
+        Some((low, high)) => {
+            (access.base - low).unsigned_abs() < limit
+                && (high - access.base).unsigned_abs() < limit
+        }
+        None => true,
     };
-    fits &= reach(&step.target.strides) < limit;
-    for operand in &step.operands {
-        fits &= reach(&operand.strides) < limit;
-    }
+    let fits =
+        points_fit && offsets_fit(&step.target.as_read()) && step.operands.iter().all(offsets_fit);
     (launch, fits)
 }
 

@@ -95,11 +95,15 @@ impl CudaDevice {
         }
     }
 
-    /// Compiles modules ahead of their first launch (the simulator compiles them together,
-    /// which is much faster than one by one).
-    pub fn prepare(&self, texts: &[&str]) -> Result<(), CudaError> {
+    /// Compiles steps' modules (both element types) ahead of their first launch (the
+    /// simulator compiles them together, which is much faster than one by one).
+    pub fn prepare(&self, kernels: &[Kernel<'_>]) -> Result<(), CudaError> {
+        let texts: Vec<&str> = kernels
+            .iter()
+            .flat_map(|kernel| [kernel.text::<f32>(), kernel.text::<f64>()])
+            .collect();
         match &*self.inner {
-            Backend::Simulator(simulator) => simulator.prepare(texts),
+            Backend::Simulator(simulator) => simulator.prepare(&texts),
             Backend::Gpu(gpu) => {
                 for text in texts {
                     nvrtc::compile(text, &gpu.arch)?;
@@ -118,12 +122,19 @@ impl CudaDevice {
         step: Step<'_, T, L, N>,
         scalars: &[T],
     ) -> Result<(), CudaError> {
-        if kernel.loops != L || kernel.operands != N || kernel.scalars != scalars.len() {
+        if kernel.loops != L
+            || kernel.operands != N
+            || kernel.target_loops != step.n_out
+            || kernel.scalars != scalars.len()
+        {
             return Err(CudaError::Driver(format!(
-                "a module for {} loops, {} operands and {} scalars launched with {L}, {N} and {}",
+                "a module for {} loops ({} the target's), {} operands and {} scalars launched \
+                 with {L} ({}), {N} and {}",
                 kernel.loops,
+                kernel.target_loops,
                 kernel.operands,
                 kernel.scalars,
+                step.n_out,
                 scalars.len()
             )));
         }
