@@ -21,6 +21,7 @@ statements left it), `A` and `C` are permuted views, and a `let` may shadow an i
 
 import pathlib
 import random
+import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -242,8 +243,16 @@ def generate():
     return HEADER + small + large
 
 
+def rustfmt(text):
+    """The text as `cargo fmt` leaves it, so formatting never makes the committed file stale."""
+    return subprocess.run(
+        ["rustfmt", "--edition", "2021", "--emit", "stdout"],
+        input=text, capture_output=True, text=True, check=True,
+    ).stdout
+
+
 def main():
-    text = generate()
+    text = rustfmt(generate())
     if "--check" in sys.argv[1:]:
         if not OUTPUT.exists() or OUTPUT.read_text() != text:
             sys.exit(f"{OUTPUT} is stale: run python3 tests/differential/generate.py")
