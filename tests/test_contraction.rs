@@ -174,6 +174,23 @@ fn gemm_sized_contractions_over_strided_views() {
     assert_close(&f, &expected, 1e-12);
 }
 
+/// BLAS's convention on every path: with β = 0 the target is not read, so NaN already there
+/// does not reach the result (below the GEMM threshold, a loop nest; above it, a GEMM).
+#[test]
+fn beta_zero_does_not_read_the_target() {
+    for (m, n, k) in [(3, 7, 5), (40, 33, 37)] {
+        let a = data::<f64>(&[m, k], 0);
+        let b = data::<f64>(&[k, n], 1);
+        let mut c = Tensor::from_fn([m, n], |_| f64::NAN);
+        let beta = 0.0;
+        tensor! { c[i, j] = beta * c[i, j] + a[i, p] * b[p, j]; }
+        let expected = reference(&[m, n], |ix| {
+            sum_over(&[k], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]))
+        });
+        assert_close(&c, &expected, 1e-12);
+    }
+}
+
 #[test]
 fn seed_contraction_at_gemm_size() {
     let (ni, nj, nk, nl) = (48, 40, 24, 10);

@@ -33,18 +33,10 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 /// operand only, a broadcast target loop, an in-place operand, a target whose points share
 /// elements) or is too small runs as a loop nest.
 pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
-    let roles = roles(&step);
-    let extents = step.extents;
-    let size = |role: Role| -> usize {
-        (0..L)
-            .filter(|&var| roles.is_some_and(|roles| roles[var] == role))
-            .map(|var| extents[var])
-            .product()
-    };
-    let work = size(Role::Left) * size(Role::Right) * size(Role::Contracted);
-    let Some(roles) = roles.filter(|_| !extents.contains(&0) && work >= GEMM_THRESHOLD) else {
+    let Some(plan) = GemmPlan::of(&step).filter(|plan| plan.work >= GEMM_THRESHOLD) else {
         return evaluate(step, |[x, y]| x * y);
     };
+    let extents = step.extents;
     let Step {
         target,
         mode,
@@ -52,7 +44,6 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
         operands: [a, b],
         ..
     } = step;
-    let plan = GemmPlan::new(&extents, &roles, [&a.strides, &b.strides, &target.strides]);
     let beta = match mode {
         Mode::Assign => T::ZERO,
         Mode::Add => T::from_f64(1.0),
@@ -73,7 +64,7 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
     // do. Unmerged contracted variables are summed inside one call sequence.
     let outer: usize = plan.outer.iter().map(|&var| extents[var]).product();
     let threads = rayon::current_num_threads();
-    let parallel = threads > 1 && work * size(Role::Batch) >= PARALLEL_GEMM_WORK;
+    let parallel = threads > 1 && plan.work * plan.batches >= PARALLEL_GEMM_WORK;
     if parallel && outer >= threads {
         (0..outer)
             .into_par_iter()
@@ -124,7 +115,7 @@ struct Calls<'p, T, const L: usize> {
     bases: [isize; 3],
     alpha: T,
     beta: T,
-    plan: &'p GemmPlan<'p, L>,
+    plan: &'p GemmPlan<L>,
     extents: &'p [usize; L],
 }
 
@@ -188,9 +179,9 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
 
 /// One merged GEMM dimension: its extent and its stride in A, B and C (0 where unused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Dimension {
-    extent: usize,
-    strides: [isize; 3],
+pub(crate) struct Dimension {
+    pub(crate) extent: usize,
+    pub(crate) strides: [isize; 3],
 }
 
 impl Dimension {
@@ -200,39 +191,57 @@ impl Dimension {
     };
 }
 
-struct GemmPlan<'s, const L: usize> {
-    m: Dimension,
-    n: Dimension,
-    k: Dimension,
+/// A two-operand step as GEMMs: merged m, n and k, and the loops around the calls.
+pub(crate) struct GemmPlan<const L: usize> {
+    pub(crate) m: Dimension,
+    pub(crate) n: Dimension,
+    pub(crate) k: Dimension,
     /// Batch and unmerged left/right variables, looped around the calls.
-    outer: Vec<usize>,
+    pub(crate) outer: Vec<usize>,
     /// Unmerged contracted variables, summed by consecutive calls.
-    summed: Vec<usize>,
-    strides: [&'s [isize; L]; 3],
+    pub(crate) summed: Vec<usize>,
+    /// Each loop's stride in A, B and C.
+    pub(crate) strides: [[isize; L]; 3],
+    /// Multiply-adds per batch (all left, right and contracted loops).
+    pub(crate) work: usize,
+    /// Product of the batch loops' extents.
+    pub(crate) batches: usize,
 }
 
-impl<'s, const L: usize> GemmPlan<'s, L> {
-    fn new(extents: &[usize; L], roles: &[Role; L], strides: [&'s [isize; L]; 3]) -> Self {
+impl<const L: usize> GemmPlan<L> {
+    /// The GEMM form of a step; `None` if it has none (see [`roles`]) or addresses nothing.
+    pub(crate) fn of<T>(step: &Step<'_, T, L, 2>) -> Option<Self> {
+        let extents = &step.extents;
+        let roles = roles(step).filter(|_| !extents.contains(&0))?;
+        let strides = [
+            step.operands[0].strides,
+            step.operands[1].strides,
+            step.target.strides,
+        ];
         let vars = |role: Role| -> Vec<usize> {
             (0..L)
                 .filter(|&var| roles[var] == role && extents[var] > 1)
                 .collect()
         };
+        let size = |role: Role| -> usize { vars(role).iter().map(|&var| extents[var]).product() };
+        let refs = [&strides[0], &strides[1], &strides[2]];
         // Which of A (0), B (1), C (2) each role's variables live in.
-        let (m, m_rest) = merge(&vars(Role::Left), extents, &strides, &[0, 2]);
-        let (n, n_rest) = merge(&vars(Role::Right), extents, &strides, &[1, 2]);
-        let (k, k_rest) = merge(&vars(Role::Contracted), extents, &strides, &[0, 1]);
+        let (m, m_rest) = merge(&vars(Role::Left), extents, &refs, &[0, 2]);
+        let (n, n_rest) = merge(&vars(Role::Right), extents, &refs, &[1, 2]);
+        let (k, k_rest) = merge(&vars(Role::Contracted), extents, &refs, &[0, 1]);
         let mut outer = vars(Role::Batch);
         outer.extend(m_rest);
         outer.extend(n_rest);
-        GemmPlan {
+        Some(GemmPlan {
             m,
             n,
             k,
             outer,
             summed: k_rest,
             strides,
-        }
+            work: size(Role::Left) * size(Role::Right) * size(Role::Contracted),
+            batches: size(Role::Batch),
+        })
     }
 }
 

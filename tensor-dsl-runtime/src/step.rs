@@ -393,6 +393,12 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             }
         }
         let injective = target.is_injective(&extents);
+        // BLAS's convention, kept by every backend: with β = 0 the target is not read, so NaN
+        // or infinity already there does not leak into the result.
+        let mode = match mode {
+            Mode::Scale(beta) if beta == T::ZERO => Mode::Assign,
+            mode => mode,
+        };
         Step {
             target,
             mode,

@@ -244,7 +244,10 @@ impl Writer<'_> {
         let write = match &step.mode {
             Mode::Assign => "a.target[t] = a.alpha * v;".to_owned(),
             Mode::Add => "a.target[t] += a.alpha * v;".to_owned(),
-            Mode::Scale(_) => "a.target[t] = a.beta * a.target[t] + a.alpha * v;".to_owned(),
+            // β = 0 does not read the target (BLAS's convention, as on the host).
+            Mode::Scale(_) => "a.target[t] = (a.beta == (real)0 ? (real)0 : a.beta * a.target[t]) \
+                               + a.alpha * v;"
+                .to_owned(),
         };
         let _ = writeln!(
             out,

@@ -144,7 +144,9 @@ impl Backend for Device {
         kernel: &Kernel<'_>,
         scalars: &[T],
     ) {
-        self.run(step, kernel, scalars)
+        if let Err(error) = self.0.run_contraction(kernel, step, scalars) {
+            panic!("{error}");
+        }
     }
     #[track_caller]
     fn contract_network<T: Element, const L: usize, const N: usize>(

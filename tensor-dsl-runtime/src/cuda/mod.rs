@@ -5,6 +5,7 @@
 
 #[doc(hidden)]
 pub mod backend;
+mod cublas;
 mod error;
 mod launch;
 pub mod nvrtc;
@@ -143,6 +144,29 @@ impl CudaDevice {
                 let module = simulator.module(kernel.text::<T>())?;
                 launch::on_simulator(&module, step, scalars)
             }
+            Backend::Gpu(gpu) => Err(CudaError::Driver(format!(
+                "device {}: launching steps over host memory needs the simulator",
+                gpu.ordinal
+            ))),
+        }
+    }
+}
+
+impl CudaDevice {
+    /// Runs a two-operand contraction step as cuBLAS calls where its layout allows, else as
+    /// its loop-nest module.
+    #[doc(hidden)]
+    pub fn run_contraction<T: Element, const L: usize>(
+        &self,
+        kernel: &Kernel<'_>,
+        step: Step<'_, T, L, 2>,
+        scalars: &[T],
+    ) -> Result<(), CudaError> {
+        let Some(calls) = cublas::calls(&step) else {
+            return self.run_step(kernel, step, scalars);
+        };
+        match &*self.inner {
+            Backend::Simulator(_) => cublas::on_host(&step, &calls),
             Backend::Gpu(gpu) => Err(CudaError::Driver(format!(
                 "device {}: launching steps over host memory needs the simulator",
                 gpu.ordinal
