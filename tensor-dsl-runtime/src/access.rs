@@ -20,7 +20,18 @@ pub struct Access<'a, T> {
     pub(crate) offset: isize,
     /// Made by [`TargetAccess::read`]: the target's own elements.
     pub(crate) in_place: bool,
+    pub(crate) memory: Memory,
     _borrow: PhantomData<&'a T>,
+}
+
+/// Where an access's elements live. Host kernels dereference pointers, so they run only steps
+/// over host memory; a device's pointers are only ever handed to that device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Memory {
+    Host,
+    /// A CUDA device's memory (the number tells devices apart).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Device(usize),
 }
 
 impl<T> Clone for Access<'_, T> {
@@ -46,8 +57,15 @@ impl<'a, T> Access<'a, T> {
             strides,
             offset,
             in_place: false,
+            memory: Memory::Host,
             _borrow: PhantomData,
         }
+    }
+
+    /// The same access, its pointer being into `memory`.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn in_memory(self, memory: Memory) -> Self {
+        Access { memory, ..self }
     }
 
     /// The first and last byte address the whole layout can reach, or `None` if it has no
@@ -87,11 +105,12 @@ pub struct TargetAccess<'a, T> {
     pub(crate) shape: &'a [usize],
     pub(crate) strides: &'a [isize],
     pub(crate) offset: isize,
+    pub(crate) memory: Memory,
     _borrow: PhantomData<&'a std::cell::Cell<T>>,
 }
 
 impl<'a, T> TargetAccess<'a, T> {
-    fn new(
+    pub(crate) fn new(
         data: *mut T,
         len: usize,
         shape: &'a [usize],
@@ -104,8 +123,15 @@ impl<'a, T> TargetAccess<'a, T> {
             shape,
             strides,
             offset,
+            memory: Memory::Host,
             _borrow: PhantomData,
         }
+    }
+
+    /// The same target, its pointer being into `memory`.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn in_memory(self, memory: Memory) -> Self {
+        TargetAccess { memory, ..self }
     }
 
     /// The target of a statement with no left-hand indices: one scalar.
@@ -117,6 +143,7 @@ impl<'a, T> TargetAccess<'a, T> {
     pub fn read(&self) -> Access<'_, T> {
         Access {
             in_place: true,
+            memory: self.memory,
             ..Access::new(self.data, self.len, self.shape, self.strides, self.offset)
         }
     }
@@ -130,6 +157,12 @@ impl<'a, T> TargetAccess<'a, T> {
     where
         T: Element,
     {
+        if self.memory != Memory::Host || operand.memory != Memory::Host {
+            // Device tensors own their buffers and have no views, so a device operand other
+            // than the target itself never overlaps it (and if it did, `Step::new` would stop
+            // before any launch). Device memory is never read here.
+            return Detached::Original(operand);
+        }
         let target = Access::new(self.data, self.len, self.shape, self.strides, self.offset);
         match (target.address_span(), operand.address_span()) {
             (Some(written), Some(read)) if read.0 <= written.1 && written.0 <= read.1 => {

@@ -5,6 +5,10 @@ use std::fmt::{Debug, Display};
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
 mod sealed {
+    /// With feature `cuda`, also what device memory needs of an element type.
+    #[cfg(feature = "cuda")]
+    pub trait Sealed: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits {}
+    #[cfg(not(feature = "cuda"))]
     pub trait Sealed {}
 }
 

@@ -33,6 +33,7 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 /// operand only, a broadcast target loop, an in-place operand, a target whose points share
 /// elements) or is too small runs as a loop nest.
 pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
+    step.assert_on_host();
     let Some(plan) = GemmPlan::of(&step).filter(|plan| plan.work >= GEMM_THRESHOLD) else {
         return evaluate(step, |[x, y]| x * y);
     };

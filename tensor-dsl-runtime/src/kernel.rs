@@ -22,6 +22,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
 ) {
+    step.assert_on_host();
     let Step {
         target,
         mode,
@@ -30,6 +31,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         n_out,
         operands,
         injective,
+        ..
     } = step;
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));

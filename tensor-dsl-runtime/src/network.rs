@@ -54,6 +54,7 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     cache: &PlanCache,
 ) {
+    step.assert_on_host();
     let extents = step.extents;
     let pairwise_ok = N >= 3 && step.injective && step.operands.iter().all(|o| !o.in_place);
     if extents.contains(&0) || !pairwise_ok {

@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use crate::access::{Access, TargetAccess};
+use crate::access::{Access, Memory, TargetAccess};
 use crate::element::Element;
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
@@ -290,6 +290,8 @@ pub struct Step<'a, T, const L: usize, const N: usize> {
     pub(crate) operands: [Bound<'a, T, L>; N],
     /// No two target points share an element, so target loops may split across threads.
     pub(crate) injective: bool,
+    /// Where the target's and the operands' elements live.
+    pub(crate) memory: [Memory; 2],
 }
 
 impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
@@ -329,6 +331,13 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             uses: read.uses,
             _borrow: PhantomData,
         };
+        let memories = operands.each_ref().map(|operand| operand.access.memory);
+        let operand_memory = memories.first().copied().unwrap_or(access.memory);
+        assert!(
+            memories.iter().all(|&memory| memory == operand_memory),
+            "a statement's operands live in different memories (host and device, or two \
+             devices): put every tensor of the statement on one device"
+        );
         let operands = operands.map(|Use { access, axes }| {
             Bound::new(
                 access.data,
@@ -341,7 +350,25 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
                 access.in_place,
             )
         });
-        Step::assemble(target_bound, mode, alpha, extents, n_out, operands)
+        let memory = [access.memory, operand_memory];
+        Step {
+            memory,
+            ..Step::assemble(target_bound, mode, alpha, extents, n_out, operands)
+        }
+    }
+
+    /// Stops a host kernel from running a step over device memory.
+    ///
+    /// # Panics
+    /// If any of the step's elements live on a device: a statement mixing device tensors with
+    /// host ones (or with tensor types whose backend is the host).
+    #[track_caller]
+    pub(crate) fn assert_on_host(&self) {
+        assert!(
+            self.memory == [Memory::Host; 2],
+            "a statement over device tensors reached a host kernel: put every tensor of the \
+             statement on one device (`CudaTensor`s only) or all on the host"
+        );
     }
 
     /// Proves bound parts safe to run as one step (see the type's invariant).
@@ -407,6 +434,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             n_out,
             operands,
             injective,
+            memory: [Memory::Host; 2],
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::gemm::GemmPlan;
 use crate::step::{Mode, Step};
 use crate::Element;
 
-use super::CudaError;
+use super::{Counters, CudaError};
 
 /// `op(X)` of a cuBLAS call: the matrix as stored (column-major), or its transpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,8 +282,10 @@ impl<T: Element> Call<T> {
 pub(crate) fn on_host<T: Element, const L: usize>(
     step: &Step<'_, T, L, 2>,
     calls: &[Call<T>],
+    counters: &Counters,
 ) -> Result<(), CudaError> {
     for call in calls {
+        counters.gemm();
         let [a, b] = call.operands.map(|operand| &step.operands[operand]);
         if !call.within([a.len, b.len, step.target.len]) {
             return Err(CudaError::Driver(format!(
@@ -436,7 +438,7 @@ mod tests {
             );
             match calls(&step).filter(|_| blas) {
                 Some(calls) => {
-                    on_host(&step, &calls).unwrap();
+                    on_host(&step, &calls, &Counters::default()).unwrap();
                     true
                 }
                 None => {

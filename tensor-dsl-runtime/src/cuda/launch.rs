@@ -7,7 +7,7 @@ use crate::step::{Bound, Mode, Step};
 use crate::Element;
 
 use super::simulator::SimModule;
-use super::CudaError;
+use super::{Counters, CudaError};
 
 /// The text of a step's module for each element type, and its shape (what
 /// `tensor_dsl_compiler::cuda::KernelShape` says). Made only through the unsafe
@@ -69,12 +69,41 @@ const MAX_GRID: usize = 65_535;
 pub(crate) struct Args<'s, T, const L: usize, const N: usize> {
     step: &'s Step<'s, T, L, N>,
     scalars: &'s [T],
-    partial: usize,
+    partial: u64,
     partials: usize,
+    /// Where the kernel writes instead of the step's target (a device copy of a host scalar).
+    target: Option<u64>,
 }
 
-impl<T: Element, const L: usize, const N: usize> Args<'_, T, L, N> {
-    fn bytes(&self) -> Vec<u8> {
+impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
+    pub(crate) fn new(step: &'s Step<'s, T, L, N>, scalars: &'s [T]) -> Self {
+        Args {
+            step,
+            scalars,
+            partial: 0,
+            partials: 0,
+            target: None,
+        }
+    }
+
+    /// The first pass's per-block sums of a scalar reduction: `count` elements at `address`.
+    pub(crate) fn with_partials(self, address: Option<u64>, count: usize) -> Self {
+        Args {
+            partial: address.unwrap_or(0),
+            partials: count,
+            ..self
+        }
+    }
+
+    /// Writes to the one element at `address` instead of the step's target.
+    pub(crate) fn with_target(self, address: Option<u64>) -> Self {
+        Args {
+            target: address,
+            ..self
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         let step = self.step;
         let n = N.max(1);
         let l = L.max(1);
@@ -84,14 +113,17 @@ impl<T: Element, const L: usize, const N: usize> Args<'_, T, L, N> {
             (data as isize).wrapping_add(base.wrapping_mul(std::mem::size_of::<T>() as isize))
                 as u64
         };
-        word(address(step.target.data as usize, step.target.base));
+        word(match self.target {
+            Some(target) => target,
+            None => address(step.target.data as usize, step.target.base),
+        });
         for k in 0..n {
             word(match step.operands.get(k) {
                 Some(operand) => address(operand.data as usize, operand.base),
                 None => 0,
             });
         }
-        word(self.partial as u64);
+        word(self.partial);
         for d in 0..l {
             word(step.extents.get(d).map_or(0, |&e| e as u64));
         }
@@ -192,6 +224,7 @@ pub(crate) fn on_simulator<T: Element, const L: usize, const N: usize>(
     module: &SimModule,
     step: Step<'_, T, L, N>,
     scalars: &[T],
+    counters: &Counters,
 ) -> Result<(), CudaError> {
     let (launch, narrow) = plan(&step);
     let suffix = if narrow { "i32" } else { "i64" };
@@ -199,17 +232,19 @@ pub(crate) fn on_simulator<T: Element, const L: usize, const N: usize>(
     if let Launch::Scalar { grid } = launch {
         partial = vec![T::ZERO; grid as usize];
     }
-    let args = Args {
-        step: &step,
-        scalars,
-        partial: partial.as_mut_ptr() as usize,
-        partials: partial.len(),
-    }
-    .bytes();
+    let args = Args::new(&step, scalars)
+        .with_partials(Some(partial.as_mut_ptr() as u64), partial.len())
+        .bytes();
     // SAFETY: `step` proved every offset its loops reach inside the buffers of its target and
     // operands, and holds their borrows for the launch; the kernels address exactly those
     // offsets (and `partial`, which has one element per block of the first pass). Non-injective
     // targets run on one thread, so no two threads write one element.
+    let launches = match launch {
+        Launch::Nothing => 0,
+        Launch::Map { .. } | Launch::Rows { .. } => 1,
+        Launch::Scalar { .. } => 2,
+    };
+    (0..launches).for_each(|_| counters.launched());
     unsafe {
         match launch {
             Launch::Nothing => Ok(()),

@@ -7,17 +7,20 @@
 pub mod backend;
 mod cublas;
 mod error;
+mod gpu;
 mod launch;
 pub mod nvrtc;
 mod simulator;
 mod tensor;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub use error::CudaError;
 pub use launch::Kernel;
 pub use tensor::CudaTensor;
 
+use crate::access::Memory;
 use crate::step::Step;
 use crate::Element;
 use simulator::Simulator;
@@ -37,62 +40,101 @@ fn driver_present() -> bool {
     *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
 }
 
-/// A device that runs `tensor!` steps: a GPU, or the simulator.
+/// A device that runs `tensor!` steps: a GPU, or the simulator. Clones share the device.
 #[derive(Clone)]
 pub struct CudaDevice {
-    inner: Arc<Backend>,
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    backend: Backend,
+    counters: Counters,
 }
 
 enum Backend {
     Simulator(Simulator),
-    Gpu(Gpu),
+    Gpu(gpu::Gpu),
 }
 
-struct Gpu {
-    ordinal: usize,
-    _context: Arc<cudarc::driver::CudaContext>,
-    /// `sm_XY`, what modules are compiled for.
-    arch: String,
+/// Work a device has done since it was made (see [`CudaDevice::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceStats {
+    /// Modules compiled (by NVRTC, or by the host compiler for the simulator, which compiles
+    /// several modules in one run and counts each).
+    pub modules_compiled: usize,
+    /// Kernel launches (two for a scalar sum).
+    pub kernel_launches: usize,
+    /// cuBLAS `gemmStridedBatched` calls (run by the host's implementation on the simulator).
+    pub gemm_calls: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    compiled: AtomicUsize,
+    launches: AtomicUsize,
+    gemms: AtomicUsize,
+}
+
+impl Counters {
+    pub(crate) fn compiled(&self) {
+        self.compiled.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn launched(&self) {
+        self.launches.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn gemm(&self) {
+        self.gemms.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl CudaDevice {
+    fn with(backend: Backend) -> CudaDevice {
+        CudaDevice {
+            inner: Arc::new(Shared {
+                backend,
+                counters: Counters::default(),
+            }),
+        }
+    }
+
     /// The GPU with this ordinal.
     pub fn new(ordinal: usize) -> Result<CudaDevice, CudaError> {
         let count = device_count()?;
         if ordinal >= count {
             return Err(CudaError::NoDevice { ordinal, count });
         }
-        let context = cudarc::driver::CudaContext::new(ordinal)?;
-        let (major, minor) = context.compute_capability()?;
-        Ok(CudaDevice {
-            inner: Arc::new(Backend::Gpu(Gpu {
-                ordinal,
-                _context: context,
-                arch: format!("sm_{major}{minor}"),
-            })),
-        })
+        Ok(CudaDevice::with(Backend::Gpu(gpu::Gpu::new(ordinal)?)))
     }
 
     /// The simulator: device code run on the host. Each module is compiled once by the host
     /// C++ compiler (`$CXX`, else `c++`) with a shim for CUDA's built-ins; a block's threads
     /// are fibers, so `__syncthreads` behaves as on a GPU (and threads that miss a barrier are
-    /// reported). For debugging device code, and for testing on machines without a GPU.
+    /// reported); cuBLAS calls run through a host implementation of cuBLAS's column-major
+    /// definition. For debugging device code, and for testing on machines without a GPU.
     pub fn simulator() -> CudaDevice {
-        CudaDevice {
-            inner: Arc::new(Backend::Simulator(Simulator::default())),
-        }
+        CudaDevice::with(Backend::Simulator(Simulator::default()))
     }
 
     /// Whether this is the simulator.
     pub fn is_simulator(&self) -> bool {
-        matches!(*self.inner, Backend::Simulator(_))
+        matches!(self.inner.backend, Backend::Simulator(_))
     }
 
     /// `sm_XY` for a GPU, `None` for the simulator.
     pub fn arch(&self) -> Option<&str> {
-        match &*self.inner {
+        match &self.inner.backend {
             Backend::Gpu(gpu) => Some(&gpu.arch),
             Backend::Simulator(_) => None,
+        }
+    }
+
+    /// What the device has compiled and run so far (shared by clones).
+    pub fn stats(&self) -> DeviceStats {
+        let counters = &self.inner.counters;
+        DeviceStats {
+            modules_compiled: counters.compiled.load(Ordering::Relaxed),
+            kernel_launches: counters.launches.load(Ordering::Relaxed),
+            gemm_calls: counters.gemms.load(Ordering::Relaxed),
         }
     }
 
@@ -103,19 +145,14 @@ impl CudaDevice {
             .iter()
             .flat_map(|kernel| [kernel.text::<f32>(), kernel.text::<f64>()])
             .collect();
-        match &*self.inner {
-            Backend::Simulator(simulator) => simulator.prepare(&texts),
-            Backend::Gpu(gpu) => {
-                for text in texts {
-                    nvrtc::compile(text, &gpu.arch)?;
-                }
-                Ok(())
-            }
+        match &self.inner.backend {
+            Backend::Simulator(simulator) => simulator.prepare(&texts, &self.inner.counters),
+            Backend::Gpu(gpu) => gpu.prepare(&texts, &self.inner.counters),
         }
     }
 
-    /// Runs one proven step of host memory with its module (`scalars` are the statement's
-    /// Rust scalars, `tdsl_args::scalar`).
+    /// Runs one proven step with its module (`scalars` are the statement's Rust scalars,
+    /// `tdsl_args::scalar`).
     #[doc(hidden)]
     pub fn run_step<T: Element, const L: usize, const N: usize>(
         &self,
@@ -139,20 +176,19 @@ impl CudaDevice {
                 scalars.len()
             )));
         }
-        match &*self.inner {
+        let counters = &self.inner.counters;
+        match &self.inner.backend {
             Backend::Simulator(simulator) => {
-                let module = simulator.module(kernel.text::<T>())?;
-                launch::on_simulator(&module, step, scalars)
+                if step.memory != [Memory::Host; 2] {
+                    return Err(CudaError::DeviceMismatch);
+                }
+                let module = simulator.module(kernel.text::<T>(), counters)?;
+                launch::on_simulator(&module, step, scalars, counters)
             }
-            Backend::Gpu(gpu) => Err(CudaError::Driver(format!(
-                "device {}: launching steps over host memory needs the simulator",
-                gpu.ordinal
-            ))),
+            Backend::Gpu(gpu) => gpu.run_step(kernel.text::<T>(), step, scalars, counters),
         }
     }
-}
 
-impl CudaDevice {
     /// Runs a two-operand contraction step as cuBLAS calls where its layout allows, else as
     /// its loop-nest module.
     #[doc(hidden)]
@@ -165,19 +201,30 @@ impl CudaDevice {
         let Some(calls) = cublas::calls(&step) else {
             return self.run_step(kernel, step, scalars);
         };
-        match &*self.inner {
-            Backend::Simulator(_) => cublas::on_host(&step, &calls),
-            Backend::Gpu(gpu) => Err(CudaError::Driver(format!(
-                "device {}: launching steps over host memory needs the simulator",
-                gpu.ordinal
-            ))),
+        let counters = &self.inner.counters;
+        match &self.inner.backend {
+            Backend::Simulator(_) => {
+                if step.memory != [Memory::Host; 2] {
+                    return Err(CudaError::DeviceMismatch);
+                }
+                cublas::on_host(&step, &calls, counters)
+            }
+            Backend::Gpu(gpu) => gpu.gemm(&step, &calls, counters),
+        }
+    }
+
+    /// Where this device's tensors' elements live, as accesses record it.
+    pub(crate) fn memory(&self) -> Memory {
+        match &self.inner.backend {
+            Backend::Simulator(_) => Memory::Host,
+            Backend::Gpu(gpu) => gpu.memory,
         }
     }
 }
 
 impl std::fmt::Debug for CudaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &*self.inner {
+        match &self.inner.backend {
             Backend::Simulator(_) => write!(f, "CudaDevice::simulator()"),
             Backend::Gpu(gpu) => write!(f, "CudaDevice({}, {})", gpu.ordinal, gpu.arch),
         }

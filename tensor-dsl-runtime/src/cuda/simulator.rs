@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use libloading::Library;
 
-use super::CudaError;
+use super::{Counters, CudaError};
 
 const SHIM: &str = include_str!("shim.h");
 
@@ -77,13 +77,16 @@ pub(crate) struct Simulator {
 }
 
 impl Simulator {
-    /// The module for `text`, compiling it (with any of `also` not yet compiled, in one run of
-    /// the C++ compiler) if needed.
-    pub(crate) fn module(&self, text: &str) -> Result<Arc<SimModule>, CudaError> {
+    /// The module for `text`, compiling it if needed.
+    pub(crate) fn module(
+        &self,
+        text: &str,
+        counters: &Counters,
+    ) -> Result<Arc<SimModule>, CudaError> {
         if let Some(module) = self.lock().get(text) {
             return Ok(module.clone());
         }
-        self.prepare(&[text])?;
+        self.prepare(&[text], counters)?;
         self.lock()
             .get(text)
             .cloned()
@@ -91,7 +94,7 @@ impl Simulator {
     }
 
     /// Compiles every module of `texts` not compiled yet, in one run of the C++ compiler.
-    pub(crate) fn prepare(&self, texts: &[&str]) -> Result<(), CudaError> {
+    pub(crate) fn prepare(&self, texts: &[&str], counters: &Counters) -> Result<(), CudaError> {
         let mut missing: Vec<&str> = Vec::new();
         {
             let modules = self.lock();
@@ -105,6 +108,7 @@ impl Simulator {
             return Ok(());
         }
         let (library, entries) = compile(&missing)?;
+        missing.iter().for_each(|_| counters.compiled());
         let library = Arc::new(library);
         // SAFETY: `tdsl_sim_run` is defined by the shim with exactly the `Run` signature.
         let run: Run = *unsafe { library.get::<Run>(b"tdsl_sim_run\0") }

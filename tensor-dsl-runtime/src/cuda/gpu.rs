@@ -1,0 +1,328 @@
+//! A GPU through the CUDA driver: one context and stream per device, NVRTC cubins loaded once
+//! per module text, steps launched with their argument block, contractions as cuBLAS calls.
+//! Invariant: every device pointer handed to a kernel or to cuBLAS is one a proven
+//! [`Step`] covers (or a temporary made here for the launch), and all work runs in order on the
+//! device's one stream, so a later launch or copy sees every earlier write.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::cublas::{result as blas, sys as blas_sys};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use super::cublas::{Call, Op};
+use super::launch::{self, Launch, BLOCK};
+use super::{nvrtc, Counters, CudaError};
+use crate::access::Memory;
+use crate::step::Step;
+use crate::Element;
+
+/// A device's context, stream, cuBLAS handle and loaded modules.
+pub(crate) struct Gpu {
+    pub(crate) ordinal: usize,
+    /// `sm_XY`, what modules are compiled for.
+    pub(crate) arch: String,
+    pub(crate) stream: Arc<CudaStream>,
+    /// Tells this device's memory from the host's and other devices' in accesses.
+    pub(crate) memory: Memory,
+    modules: Mutex<HashMap<String, Arc<GpuModule>>>,
+    /// Created on the first contraction; calls on one handle must not overlap.
+    blas: OnceLock<Result<Mutex<BlasHandle>, CudaError>>,
+}
+
+struct GpuModule {
+    _module: Arc<CudaModule>,
+    functions: HashMap<String, CudaFunction>,
+}
+
+struct BlasHandle(blas_sys::cublasHandle_t);
+
+// SAFETY: a cuBLAS handle may move between threads as long as calls on it do not overlap,
+// which the mutex around it ensures.
+unsafe impl Send for BlasHandle {}
+
+impl Drop for BlasHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle was created by `cublasCreate` and is destroyed once, here.
+        let _ = unsafe { blas::destroy_handle(self.0) };
+    }
+}
+
+/// The argument block of a launch, as one kernel parameter: the driver copies
+/// `sizeof(tdsl_args)` bytes from its start. Sized for the largest block the launcher builds.
+#[repr(C, align(16))]
+struct ArgBlock([u8; ARG_BYTES]);
+
+/// CUDA's limit on a kernel's parameters (Volta and later, CUDA 12.1 and later).
+const ARG_BYTES: usize = 32_764 & !15;
+
+// SAFETY: plain bytes; the kernel reads them as its `tdsl_args`, whose layout `Args` follows.
+unsafe impl DeviceRepr for ArgBlock {}
+
+fn driver<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> CudaError + '_ {
+    move |error| CudaError::Driver(format!("{what}: {error}"))
+}
+
+impl Gpu {
+    pub(crate) fn new(ordinal: usize) -> Result<Gpu, CudaError> {
+        static DEVICES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+        let context = CudaContext::new(ordinal)?;
+        let (major, minor) = context.compute_capability()?;
+        Ok(Gpu {
+            ordinal,
+            arch: format!("sm_{major}{minor}"),
+            stream: context.default_stream(),
+            memory: Memory::Device(DEVICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            modules: Mutex::new(HashMap::new()),
+            blas: OnceLock::new(),
+        })
+    }
+
+    /// The loaded module for `text`, compiling it with NVRTC on first use.
+    fn module(&self, text: &str, counters: &Counters) -> Result<Arc<GpuModule>, CudaError> {
+        let mut modules = self
+            .modules
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(module) = modules.get(text) {
+            return Ok(module.clone());
+        }
+        let cubin = nvrtc::compile(text, &self.arch)?;
+        counters.compiled();
+        let module = self
+            .stream
+            .context()
+            .load_module(Ptx::from_binary(cubin.image))?;
+        let mut functions = HashMap::new();
+        for entry in super::simulator::entries(text) {
+            functions.insert(entry.clone(), module.load_function(&entry)?);
+        }
+        let module = Arc::new(GpuModule {
+            _module: module,
+            functions,
+        });
+        modules.insert(text.to_owned(), module.clone());
+        Ok(module)
+    }
+
+    pub(crate) fn prepare(&self, texts: &[&str], counters: &Counters) -> Result<(), CudaError> {
+        texts
+            .iter()
+            .try_for_each(|text| self.module(text, counters).map(|_| ()))
+    }
+
+    /// Runs one step with its module. The step's operands are in this device's memory; its
+    /// target too, or it is a host scalar (a statement's scalar result), which goes through a
+    /// one-element device temporary.
+    pub(crate) fn run_step<T: Element, const L: usize, const N: usize>(
+        &self,
+        text: &str,
+        step: Step<'_, T, L, N>,
+        scalars: &[T],
+        counters: &Counters,
+    ) -> Result<(), CudaError> {
+        let host_scalar = step.memory[0] == Memory::Host && step.n_out == 0;
+        if (step.memory[0] != self.memory && !host_scalar)
+            || (N > 0 && step.memory[1] != self.memory)
+        {
+            return Err(CudaError::DeviceMismatch);
+        }
+        let module = self.module(text, counters)?;
+        let (launch, narrow) = launch::plan(&step);
+        if launch == Launch::Nothing {
+            return Ok(());
+        }
+        let suffix = if narrow { "i32" } else { "i64" };
+        // A host scalar target: copied to the device, written there, copied back.
+        let mut scalar_target: Option<CudaSlice<T>> = None;
+        if host_scalar {
+            // SAFETY: a host target of one element: `step` proved element `base` inside it.
+            let value = unsafe { *step.target.data.offset(step.target.base) };
+            scalar_target = Some(self.stream.clone_htod(&[value])?);
+        }
+        let partials = match launch {
+            Launch::Scalar { grid } => Some(self.stream.alloc_zeros::<T>(grid as usize)?),
+            _ => None,
+        };
+        let pointer = |slice: &Option<CudaSlice<T>>| -> Option<u64> {
+            slice.as_ref().map(|slice| slice.device_ptr(&self.stream).0)
+        };
+        let mut block = Box::new(ArgBlock([0; ARG_BYTES]));
+        let bytes = launch::Args::new(&step, scalars)
+            .with_partials(pointer(&partials), partials.as_ref().map_or(0, |p| p.len()))
+            .with_target(pointer(&scalar_target))
+            .bytes();
+        if bytes.len() > ARG_BYTES {
+            return Err(CudaError::Shape(format!(
+                "a step of {L} loops and {N} operands needs {} bytes of kernel arguments, more \
+                 than CUDA's {ARG_BYTES}",
+                bytes.len()
+            )));
+        }
+        block.0[..bytes.len()].copy_from_slice(&bytes);
+        let function = |name: String| {
+            module
+                .functions
+                .get(&name)
+                .ok_or_else(|| CudaError::Driver(format!("the module has no entry `{name}`")))
+        };
+        let config = |grid: u32, threads: u32| LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let go = |name: String, grid: u32, threads: u32| -> Result<(), CudaError> {
+            let function = function(name)?;
+            let mut builder = self.stream.launch_builder(function);
+            builder.arg(&*block);
+            counters.launched();
+            // SAFETY: the argument block holds the step's pointers and layout: every address
+            // the kernel forms is one the step proved inside its buffer (or inside the
+            // temporaries above, which live until the stream has run the kernel: their drop
+            // frees them in stream order); non-injective targets run on one thread.
+            unsafe { builder.launch(config(grid, threads)) }
+                .map(|_| ())
+                .map_err(CudaError::from)
+        };
+        match launch {
+            Launch::Nothing => {}
+            Launch::Map { grid, block } => go(format!("tdsl_map_{suffix}"), grid, block)?,
+            Launch::Rows { grid } => go(format!("tdsl_rows_{suffix}"), grid, BLOCK)?,
+            Launch::Scalar { grid } => {
+                go(format!("tdsl_partial_{suffix}"), grid, BLOCK)?;
+                go("tdsl_finish".to_owned(), 1, BLOCK)?;
+            }
+        }
+        if let Some(scalar) = scalar_target {
+            let value = self.stream.clone_dtoh(&scalar)?;
+            // SAFETY: as above: the host target's one proven element, which the step borrows
+            // mutably.
+            unsafe { *step.target.data.offset(step.target.base) = value[0] };
+        }
+        Ok(())
+    }
+
+    /// Runs cuBLAS calls (from [`super::cublas::calls`] on `step`) on this device.
+    pub(crate) fn gemm<T: Element, const L: usize>(
+        &self,
+        step: &Step<'_, T, L, 2>,
+        calls: &[Call<T>],
+        counters: &Counters,
+    ) -> Result<(), CudaError> {
+        if step.memory != [self.memory; 2] {
+            return Err(CudaError::DeviceMismatch);
+        }
+        let handle = self
+            .blas
+            .get_or_init(|| {
+                if !blas_present() {
+                    return Err(CudaError::Driver(
+                        "cuBLAS (libcublas 13) could not be loaded: put it on the loader path"
+                            .to_owned(),
+                    ));
+                }
+                self.stream.context().bind_to_thread()?;
+                let handle =
+                    BlasHandle(blas::create_handle().map_err(driver("cublasCreate"))?);
+                // SAFETY: `handle` was just created; the stream outlives it (both live as
+                // long as this `Gpu`).
+                unsafe { blas::set_stream(handle.0, self.stream.cu_stream() as _) }
+                    .map_err(driver("cublasSetStream"))?;
+                Ok(Mutex::new(handle))
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let handle = handle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.stream.context().bind_to_thread()?;
+        let op = |op: Op| match op {
+            Op::N => blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            Op::T => blas_sys::cublasOperation_t::CUBLAS_OP_T,
+        };
+        let size = std::mem::size_of::<T>() as isize;
+        for call in calls {
+            let [a, b] = call.operands.map(|k| &step.operands[k]);
+            if !call.within([a.len, b.len, step.target.len]) {
+                return Err(CudaError::Driver(format!(
+                    "cuBLAS call {call:?} leaves its buffers"
+                )));
+            }
+            let address = |data: *const T, offset: isize| -> *mut c_void {
+                (data as isize).wrapping_add(offset * size) as *mut c_void
+            };
+            let (pa, pb, pc) = (
+                address(a.data, call.a.offset),
+                address(b.data, call.b.offset),
+                address(step.target.data, call.c.offset),
+            );
+            let int = |value: usize| value as i32;
+            counters.gemm();
+            // SAFETY: `within` checked every element the call addresses against the buffers'
+            // lengths, and the arguments against cuBLAS's documented bounds; the pointers are
+            // this device's (checked above) and borrowed by the step; C's elements are
+            // distinct and disjoint from A's and B's (GEMM plans need an injective target and
+            // no in-place operand). α and β are read from the host before the call returns.
+            let status = unsafe {
+                if size == 4 {
+                    let (alpha, beta) = (call.alpha.to_f64() as f32, call.beta.to_f64() as f32);
+                    blas::sgemm_strided_batched(
+                        handle.0,
+                        op(call.transa),
+                        op(call.transb),
+                        int(call.m),
+                        int(call.n),
+                        int(call.k),
+                        &alpha,
+                        pa.cast(),
+                        int(call.a.ld),
+                        call.a.stride as i64,
+                        pb.cast(),
+                        int(call.b.ld),
+                        call.b.stride as i64,
+                        &beta,
+                        pc.cast(),
+                        int(call.c.ld),
+                        call.c.stride as i64,
+                        int(call.batch),
+                    )
+                } else {
+                    let (alpha, beta) = (call.alpha.to_f64(), call.beta.to_f64());
+                    blas::dgemm_strided_batched(
+                        handle.0,
+                        op(call.transa),
+                        op(call.transb),
+                        int(call.m),
+                        int(call.n),
+                        int(call.k),
+                        &alpha,
+                        pa.cast(),
+                        int(call.a.ld),
+                        call.a.stride as i64,
+                        pb.cast(),
+                        int(call.b.ld),
+                        call.b.stride as i64,
+                        &beta,
+                        pc.cast(),
+                        int(call.c.ld),
+                        call.c.stride as i64,
+                        int(call.batch),
+                    )
+                }
+            };
+            status.map_err(driver("cuBLAS gemmStridedBatched"))?;
+        }
+        Ok(())
+    }
+}
+
+fn blas_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to open libcublas by its candidate names and drops what it opened.
+    *PRESENT.get_or_init(|| unsafe { blas_sys::is_culib_present() })
+}
