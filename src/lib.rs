@@ -33,7 +33,9 @@ pub use tensor_dsl_runtime::{
 /// statement whose tensors are all [`cuda::CudaTensor`]s runs on their device.
 #[cfg(feature = "cuda")]
 pub mod cuda {
-    pub use tensor_dsl_runtime::cuda::{device_count, nvrtc, CudaDevice, CudaError, CudaTensor};
+    pub use tensor_dsl_runtime::cuda::{
+        device_count, nvrtc, CudaDevice, CudaError, CudaTensor, DeviceStats,
+    };
 }
 
 #[doc(hidden)]

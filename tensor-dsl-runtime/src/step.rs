@@ -528,4 +528,59 @@ mod tests {
         let bound = BoundTarget::<f64, 2>::over(&mut buffer, [0, 1], 0b11);
         assert!(!bound.is_injective(&[3, 5]));
     }
+
+    /// A step over device memory never reaches a host kernel: each refuses it before touching
+    /// an element (the pointers here are host ones, so a missed check would show as a write).
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn host_kernels_refuse_device_memory() {
+        use crate::network::PlanCache;
+        let device = Memory::Device(7);
+        let a = Tensor::<f64>::from_fn([4, 40], |ix| ix[1] as f64);
+        let b = Tensor::<f64>::from_fn([40, 4], |ix| ix[0] as f64);
+        let mut c = Tensor::<f64>::zeros([4, 4]);
+        let loops = |vars: &[usize]| vars.iter().map(|&v| Axis::Loop(v)).collect::<Vec<_>>();
+        let (c_axes, a_axes, b_axes) = (loops(&[0, 1]), loops(&[0, 2]), loops(&[2, 1]));
+        for kernel in 0..3 {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let target = c.__tdsl_target().in_memory(device);
+                let step = Step::new(
+                    target.at(&c_axes),
+                    Mode::Assign,
+                    1.0,
+                    [4, 4, 40],
+                    2,
+                    [
+                        a.__tdsl_operand().in_memory(device).at(&a_axes),
+                        b.__tdsl_operand().in_memory(device).at(&b_axes),
+                    ],
+                );
+                match kernel {
+                    0 => crate::kernel::evaluate(step, |[x, y]| x * y),
+                    1 => crate::gemm::contract(step),
+                    _ => crate::network::contract_network(step, &PlanCache::new()),
+                }
+            }));
+            let message = outcome.unwrap_err();
+            let message = message.downcast_ref::<&str>().copied().unwrap_or_default();
+            assert!(message.contains("reached a host kernel"), "{message}");
+            assert!(c.as_slice().iter().all(|&x| x == 0.0));
+        }
+        // Operands in two memories cannot form a step at all.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let target = c.__tdsl_target();
+            Step::new(
+                target.at(&c_axes),
+                Mode::Assign,
+                1.0,
+                [4, 4, 40],
+                2,
+                [
+                    a.__tdsl_operand().in_memory(device).at(&a_axes),
+                    b.__tdsl_operand().at(&b_axes),
+                ],
+            );
+        }));
+        assert!(outcome.is_err());
+    }
 }

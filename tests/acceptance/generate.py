@@ -53,10 +53,18 @@ use common::data;
 use tensor_dsl::cuda::{CudaDevice, CudaTensor};
 use tensor_dsl::tensor;
 
-/// One simulator for all cases, so each module is compiled once.
+/// One device for all cases, so each module is compiled once: the simulator, or the GPU whose
+/// ordinal `TDSL_CUDA_DEVICE` names (`TDSL_CUDA_DEVICE=0 cargo test --features cuda --test
+/// test_acceptance_cuda` runs the corpus on GPU 0).
 fn device() -> &'static CudaDevice {
     static DEVICE: OnceLock<CudaDevice> = OnceLock::new();
-    DEVICE.get_or_init(CudaDevice::simulator)
+    DEVICE.get_or_init(|| match std::env::var("TDSL_CUDA_DEVICE") {
+        Ok(ordinal) => {
+            let ordinal = ordinal.parse().expect("TDSL_CUDA_DEVICE: a device ordinal");
+            CudaDevice::new(ordinal).unwrap_or_else(|error| panic!("TDSL_CUDA_DEVICE: {error}"))
+        }
+        Err(_) => CudaDevice::simulator(),
+    })
 }
 """
 

@@ -217,6 +217,38 @@ impl Gpu {
         if step.memory != [self.memory; 2] {
             return Err(CudaError::DeviceMismatch);
         }
+        for call in calls {
+            let [a, b] = call.operands.map(|k| &step.operands[k]);
+            let buffers = [
+                (a.data, a.len),
+                (b.data, b.len),
+                (step.target.data.cast_const(), step.target.len),
+            ];
+            // SAFETY: the buffers are this device's (checked above) and borrowed by the step,
+            // C's writable (the step's target); C's elements are distinct and disjoint from
+            // A's and B's (GEMM plans need an injective target and no in-place operand).
+            unsafe { self.blas_call(call, buffers, counters)? };
+        }
+        Ok(())
+    }
+
+    /// One cuBLAS call on device buffers given as (start, length in elements): A, B, C.
+    ///
+    /// # Safety
+    /// The buffers are this device's memory, live until the stream has run the call, A and B
+    /// readable and C writable, with C's elements (over all batches) distinct from each other
+    /// and from A's and B's. The call's addresses are checked against the lengths here.
+    pub(crate) unsafe fn blas_call<T: Element>(
+        &self,
+        call: &Call<T>,
+        [(a, a_len), (b, b_len), (c, c_len)]: [(*const T, usize); 3],
+        counters: &Counters,
+    ) -> Result<(), CudaError> {
+        if !call.within([a_len, b_len, c_len]) {
+            return Err(CudaError::Driver(format!(
+                "cuBLAS call {call:?} leaves its buffers"
+            )));
+        }
         let handle = self
             .blas
             .get_or_init(|| {
@@ -227,8 +259,7 @@ impl Gpu {
                     ));
                 }
                 self.stream.context().bind_to_thread()?;
-                let handle =
-                    BlasHandle(blas::create_handle().map_err(driver("cublasCreate"))?);
+                let handle = BlasHandle(blas::create_handle().map_err(driver("cublasCreate"))?);
                 // SAFETY: `handle` was just created; the stream outlives it (both live as
                 // long as this `Gpu`).
                 unsafe { blas::set_stream(handle.0, self.stream.cu_stream() as _) }
@@ -246,78 +277,72 @@ impl Gpu {
             Op::T => blas_sys::cublasOperation_t::CUBLAS_OP_T,
         };
         let size = std::mem::size_of::<T>() as isize;
-        for call in calls {
-            let [a, b] = call.operands.map(|k| &step.operands[k]);
-            if !call.within([a.len, b.len, step.target.len]) {
-                return Err(CudaError::Driver(format!(
-                    "cuBLAS call {call:?} leaves its buffers"
-                )));
+        let address = |data: *const T, offset: isize| -> *mut c_void {
+            (data as isize).wrapping_add(offset * size) as *mut c_void
+        };
+        let (pa, pb, pc) = (
+            address(a, call.a.offset),
+            address(b, call.b.offset),
+            address(c, call.c.offset),
+        );
+        // `calls` and `within` keep sizes and leading dimensions inside `int`.
+        let int = |value: usize| value as i32;
+        counters.gemm();
+        // SAFETY: `within` checked every element the call addresses against the buffers'
+        // lengths, and the arguments against cuBLAS's documented bounds; the caller vouches
+        // for the buffers. α and β are read from the host before the call returns.
+        let status = unsafe {
+            if size == 4 {
+                let (alpha, beta) = (call.alpha.to_f64() as f32, call.beta.to_f64() as f32);
+                blas::sgemm_strided_batched(
+                    handle.0,
+                    op(call.transa),
+                    op(call.transb),
+                    int(call.m),
+                    int(call.n),
+                    int(call.k),
+                    &alpha,
+                    pa.cast(),
+                    int(call.a.ld),
+                    call.a.stride as i64,
+                    pb.cast(),
+                    int(call.b.ld),
+                    call.b.stride as i64,
+                    &beta,
+                    pc.cast(),
+                    int(call.c.ld),
+                    call.c.stride as i64,
+                    int(call.batch),
+                )
+            } else {
+                let (alpha, beta) = (call.alpha.to_f64(), call.beta.to_f64());
+                blas::dgemm_strided_batched(
+                    handle.0,
+                    op(call.transa),
+                    op(call.transb),
+                    int(call.m),
+                    int(call.n),
+                    int(call.k),
+                    &alpha,
+                    pa.cast(),
+                    int(call.a.ld),
+                    call.a.stride as i64,
+                    pb.cast(),
+                    int(call.b.ld),
+                    call.b.stride as i64,
+                    &beta,
+                    pc.cast(),
+                    int(call.c.ld),
+                    call.c.stride as i64,
+                    int(call.batch),
+                )
             }
-            let address = |data: *const T, offset: isize| -> *mut c_void {
-                (data as isize).wrapping_add(offset * size) as *mut c_void
-            };
-            let (pa, pb, pc) = (
-                address(a.data, call.a.offset),
-                address(b.data, call.b.offset),
-                address(step.target.data, call.c.offset),
-            );
-            let int = |value: usize| value as i32;
-            counters.gemm();
-            // SAFETY: `within` checked every element the call addresses against the buffers'
-            // lengths, and the arguments against cuBLAS's documented bounds; the pointers are
-            // this device's (checked above) and borrowed by the step; C's elements are
-            // distinct and disjoint from A's and B's (GEMM plans need an injective target and
-            // no in-place operand). α and β are read from the host before the call returns.
-            let status = unsafe {
-                if size == 4 {
-                    let (alpha, beta) = (call.alpha.to_f64() as f32, call.beta.to_f64() as f32);
-                    blas::sgemm_strided_batched(
-                        handle.0,
-                        op(call.transa),
-                        op(call.transb),
-                        int(call.m),
-                        int(call.n),
-                        int(call.k),
-                        &alpha,
-                        pa.cast(),
-                        int(call.a.ld),
-                        call.a.stride as i64,
-                        pb.cast(),
-                        int(call.b.ld),
-                        call.b.stride as i64,
-                        &beta,
-                        pc.cast(),
-                        int(call.c.ld),
-                        call.c.stride as i64,
-                        int(call.batch),
-                    )
-                } else {
-                    let (alpha, beta) = (call.alpha.to_f64(), call.beta.to_f64());
-                    blas::dgemm_strided_batched(
-                        handle.0,
-                        op(call.transa),
-                        op(call.transb),
-                        int(call.m),
-                        int(call.n),
-                        int(call.k),
-                        &alpha,
-                        pa.cast(),
-                        int(call.a.ld),
-                        call.a.stride as i64,
-                        pb.cast(),
-                        int(call.b.ld),
-                        call.b.stride as i64,
-                        &beta,
-                        pc.cast(),
-                        int(call.c.ld),
-                        call.c.stride as i64,
-                        int(call.batch),
-                    )
-                }
-            };
-            status.map_err(driver("cuBLAS gemmStridedBatched"))?;
-        }
-        Ok(())
+        };
+        status.map_err(driver("cuBLAS gemmStridedBatched"))
+    }
+
+    pub(crate) fn synchronize(&self) -> Result<(), CudaError> {
+        Ok(self.stream.synchronize()?)
     }
 }
 

@@ -213,6 +213,94 @@ impl CudaDevice {
         }
     }
 
+    /// Waits until the device has finished all work queued so far (reading results with
+    /// `to_host` or as scalars waits by itself).
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        match &self.inner.backend {
+            Backend::Simulator(_) => Ok(()),
+            Backend::Gpu(gpu) => gpu.synchronize(),
+        }
+    }
+
+    /// `c = a · b` for row-major matrices as one direct cuBLAS call, with no planning: the
+    /// baseline `tensor!`'s contractions are measured against.
+    #[doc(hidden)]
+    pub fn direct_gemm<T: Element>(
+        &self,
+        a: &CudaTensor<T>,
+        b: &CudaTensor<T>,
+        c: &mut CudaTensor<T>,
+    ) -> Result<(), CudaError> {
+        use crate::access::{Operand, TargetOwned};
+        let (&[m, k], &[k2, n]) = (a.shape(), b.shape()) else {
+            return Err(CudaError::Shape("direct_gemm takes matrices".to_owned()));
+        };
+        if k != k2 || c.shape() != [m, n] {
+            return Err(CudaError::Shape(format!(
+                "direct_gemm: {:?} · {:?} into {:?}",
+                a.shape(),
+                b.shape(),
+                c.shape()
+            )));
+        }
+        let memory = self.memory();
+        let (a, b) = (a.__tdsl_operand(), b.__tdsl_operand());
+        let c = c.__tdsl_target();
+        if [a.memory, b.memory, c.memory] != [memory; 3] {
+            return Err(CudaError::DeviceMismatch);
+        }
+        let matrix = |ld: usize| cublas::Matrix {
+            offset: 0,
+            ld: ld.max(1),
+            stride: 0,
+        };
+        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, each stored as is.
+        let call = cublas::Call {
+            transa: cublas::Op::N,
+            transb: cublas::Op::N,
+            m: n,
+            n: m,
+            k,
+            alpha: T::from_f64(1.0),
+            beta: T::ZERO,
+            a: matrix(n),
+            b: matrix(k),
+            c: matrix(n),
+            batch: 1,
+            operands: [1, 0],
+        };
+        if [m, n, k]
+            .iter()
+            .any(|&extent| i32::try_from(extent).is_err())
+        {
+            return Err(CudaError::Shape("direct_gemm: sizes past `int`".to_owned()));
+        }
+        let buffers = [
+            (b.data, b.len),
+            (a.data, a.len),
+            (c.data.cast_const(), c.len),
+        ];
+        let counters = &self.inner.counters;
+        match &self.inner.backend {
+            Backend::Simulator(_) => {
+                if !call.within(buffers.map(|(_, len)| len)) {
+                    return Err(CudaError::Shape(
+                        "direct_gemm: the call leaves its buffers".to_owned(),
+                    ));
+                }
+                counters.gemm();
+                // SAFETY: host buffers of three distinct tensors (`c` is borrowed mutably),
+                // every address checked by `within`.
+                unsafe { call.on_host(buffers[0].0, buffers[1].0, c.data) };
+                Ok(())
+            }
+            // SAFETY: this device's buffers of three distinct tensors (`c` is borrowed
+            // mutably), alive until the stream has run the call (dropping a tensor frees its
+            // buffer in stream order).
+            Backend::Gpu(gpu) => unsafe { gpu.blas_call(&call, buffers, counters) },
+        }
+    }
+
     /// Where this device's tensors' elements live, as accesses record it.
     pub(crate) fn memory(&self) -> Memory {
         match &self.inner.backend {

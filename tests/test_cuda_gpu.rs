@@ -1,0 +1,198 @@
+//! `tensor!` on a real GPU: results equal the host's, β = 0 overwrites NaN, mixing devices is
+//! an error, modules compile once, and the speed of GEMMs and fused element-wise kernels
+//! against cuBLAS and a device copy. Each test needs a CUDA GPU (and NVRTC 13 and cuBLAS on
+//! the loader path) and asserts one is there:
+//!
+//!     cargo test --release --features cuda --test test_cuda_gpu -- --ignored --nocapture
+//!
+//! The whole acceptance corpus runs on GPU 0 with
+//! `TDSL_CUDA_DEVICE=0 cargo test --features cuda --test test_acceptance_cuda`.
+#![cfg(feature = "cuda")]
+
+use std::time::Instant;
+
+use tensor_dsl::cuda::{CudaDevice, CudaTensor};
+use tensor_dsl::{tensor, Tensor};
+
+fn gpu() -> CudaDevice {
+    CudaDevice::new(0).expect("these tests need a CUDA GPU")
+}
+
+fn filled(shape: &[usize], seed: u64) -> Tensor<f64> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Tensor::from_fn(shape, |_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % 2001) as f64 / 1000.0 - 1.0
+    })
+}
+
+fn assert_close(host: &Tensor<f64>, device: &CudaTensor<f64>) {
+    let device = device.to_host().unwrap();
+    assert_eq!(host.shape(), device.shape());
+    let scale = host.as_slice().iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    for (x, y) in host.as_slice().iter().zip(device.as_slice()) {
+        assert!((x - y).abs() <= 1e-11 * scale, "{x} vs {y}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn statements_equal_the_host() {
+    let device = gpu();
+    for (m, k, n) in [
+        (1, 1, 1),
+        (7, 13, 5),
+        (300, 70, 129),
+        (0, 4, 3),
+        (64, 64, 64),
+    ] {
+        let a = filled(&[m, k], 1);
+        let b = filled(&[k, n], 2);
+        let x = filled(&[3, m, k], 3);
+        let mut c = filled(&[m, n], 4);
+        let (da, db, dx) = (
+            CudaTensor::from_host(&device, &a).unwrap(),
+            CudaTensor::from_host(&device, &b).unwrap(),
+            CudaTensor::from_host(&device, &x).unwrap(),
+        );
+        let mut dc = CudaTensor::from_host(&device, &c).unwrap();
+        let w = 0.5;
+        tensor! {
+            c[i, j] = {w} * c[i, j] + 2 * a[i, p] * b[p, j];
+            let t[j, i] = exp(a[i, p] / 4) * b[p, j];
+            let y[q, i, j] = x[q, i, p] * b[p, j];
+            let s = c[i, j] * c[i, j] + y[q, i, j];
+        }
+        tensor! {
+            dc[i, j] = {w} * dc[i, j] + 2 * da[i, p] * db[p, j];
+            let dt[j, i] = exp(da[i, p] / 4) * db[p, j];
+            let dy[q, i, j] = dx[q, i, p] * db[p, j];
+            let ds = dc[i, j] * dc[i, j] + dy[q, i, j];
+        }
+        assert_close(&c, &dc);
+        assert_close(&t, &dt);
+        assert_close(&y, &dy);
+        assert!((s - ds).abs() <= 1e-9 * s.abs().max(1.0), "{s} vs {ds}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn beta_zero_overwrites_nan() {
+    let device = gpu();
+    let a = CudaTensor::from_host(&device, &filled(&[40, 30], 1)).unwrap();
+    let b = CudaTensor::from_host(&device, &filled(&[30, 20], 2)).unwrap();
+    let nan = Tensor::from_fn([40, 20], |_| f64::NAN);
+    let mut c = CudaTensor::from_host(&device, &nan).unwrap();
+    let mut d = CudaTensor::from_host(&device, &nan).unwrap();
+    let beta = 0.0;
+    tensor! {
+        c[i, j] = beta * c[i, j] + a[i, k] * b[k, j];
+        d[i, j] = beta * d[i, j] + abs(a[i, k]) * b[k, j];
+    }
+    assert!(c
+        .to_host()
+        .unwrap()
+        .as_slice()
+        .iter()
+        .all(|x| x.is_finite()));
+    assert!(d
+        .to_host()
+        .unwrap()
+        .as_slice()
+        .iter()
+        .all(|x| x.is_finite()));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tensors_of_another_device_are_an_error() {
+    let device = gpu();
+    let simulator = CudaDevice::simulator();
+    let a = CudaTensor::from_host(&device, &filled(&[4, 3], 1)).unwrap();
+    let b = CudaTensor::from_host(&simulator, &filled(&[3, 2], 2)).unwrap();
+    let outcome = std::panic::catch_unwind(|| {
+        tensor! { let c[i, j] = a[i, k] * b[k, j]; }
+        c
+    });
+    let message = outcome.unwrap_err();
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| message.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(message.contains("device"), "{message}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_second_run_compiles_nothing() {
+    let device = gpu();
+    let a = CudaTensor::from_host(&device, &filled(&[9, 5], 1)).unwrap();
+    let mut compiled = Vec::new();
+    for _ in 0..2 {
+        tensor! { let b[i] = tanh(a[i, k]) * a[i, k]; }
+        b.to_host().unwrap();
+        compiled.push(device.stats().modules_compiled);
+    }
+    assert!(compiled[0] > 0);
+    assert_eq!(compiled[0], compiled[1]);
+}
+
+/// The best of five runs, in seconds, after one warm-up.
+fn best_time(device: &CudaDevice, mut run: impl FnMut()) -> f64 {
+    run();
+    device.synchronize().unwrap();
+    (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            run();
+            device.synchronize().unwrap();
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_at_cublas_speed_and_element_wise_at_copy_bandwidth() {
+    let device = gpu();
+    let n = 4096;
+    let a = CudaTensor::<f32>::zeros(&device, [n, n]).unwrap();
+    let b = CudaTensor::<f32>::zeros(&device, [n, n]).unwrap();
+    let mut c = CudaTensor::<f32>::zeros(&device, [n, n]).unwrap();
+    let ours = best_time(&device, || tensor! { c[i, j] = a[i, k] * b[k, j]; });
+    let direct = best_time(&device, || device.direct_gemm(&a, &b, &mut c).unwrap());
+    let flops = 2.0 * (n as f64).powi(3);
+    println!(
+        "f32 GEMM {n}³: tensor! {:.1} TFLOP/s, direct cuBLAS {:.1} TFLOP/s ({:.0} %)",
+        flops / ours / 1e12,
+        flops / direct / 1e12,
+        100.0 * direct / ours
+    );
+    assert!(direct / ours >= 0.9, "tensor! GEMM below 90 % of cuBLAS");
+
+    let len = 1 << 26;
+    let x = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+    let y = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+    let mut z = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+    let fused = best_time(&device, || tensor! { z[i] = 2 * x[i] + exp(y[i]) * x[i]; });
+    let copy = best_time(&device, || drop(x.try_clone().unwrap()));
+    // Bytes moved: the fused kernel reads two arrays and writes one; a copy reads and writes one.
+    let (fused_rate, copy_rate) = (
+        3.0 * 4.0 * len as f64 / fused,
+        2.0 * 4.0 * len as f64 / copy,
+    );
+    println!(
+        "fused element-wise: {:.0} GB/s, device copy {:.0} GB/s ({:.0} %)",
+        fused_rate / 1e9,
+        copy_rate / 1e9,
+        100.0 * fused_rate / copy_rate
+    );
+    assert!(
+        fused_rate / copy_rate >= 0.7,
+        "fused element-wise below 70 % of a copy"
+    );
+}
