@@ -5,7 +5,7 @@ pub use crate::access::{
 };
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
 #[cfg(feature = "cuda")]
-pub use crate::cuda::backend::{same_backend, Backend, Host, OnBackend};
+pub use crate::cuda::backend::{same_backend, Backend, Host, HostBackend, OwnBackend, Probe};
 #[cfg(feature = "cuda")]
 pub use crate::cuda::Kernel;
 pub use crate::element::Element;

@@ -34,7 +34,7 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 /// elements) or is too small runs as a loop nest.
 pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
     step.assert_on_host();
-    let Some(plan) = GemmPlan::of(&step).filter(|plan| plan.work >= GEMM_THRESHOLD) else {
+    let Some(plan) = GemmPlan::of(&step, GEMM_THRESHOLD) else {
         return evaluate(step, |[x, y]| x * y);
     };
     let extents = step.extents;
@@ -210,10 +210,22 @@ pub(crate) struct GemmPlan<const L: usize> {
 }
 
 impl<const L: usize> GemmPlan<L> {
-    /// The GEMM form of a step; `None` if it has none (see [`roles`]) or addresses nothing.
-    pub(crate) fn of<T>(step: &Step<'_, T, L, 2>) -> Option<Self> {
+    /// The GEMM form of a step; `None` if it has none (see [`roles`]), addresses nothing, or
+    /// does fewer than `min_work` multiply-adds per batch (checked before allocating, so
+    /// small steps cost no allocation).
+    pub(crate) fn of<T>(step: &Step<'_, T, L, 2>, min_work: usize) -> Option<Self> {
         let extents = &step.extents;
         let roles = roles(step).filter(|_| !extents.contains(&0))?;
+        let size = |role: Role| -> usize {
+            (0..L)
+                .filter(|&var| roles[var] == role)
+                .map(|var| extents[var])
+                .product()
+        };
+        let work = size(Role::Left) * size(Role::Right) * size(Role::Contracted);
+        if work < min_work {
+            return None;
+        }
         let strides = [
             step.operands[0].strides,
             step.operands[1].strides,
@@ -224,7 +236,6 @@ impl<const L: usize> GemmPlan<L> {
                 .filter(|&var| roles[var] == role && extents[var] > 1)
                 .collect()
         };
-        let size = |role: Role| -> usize { vars(role).iter().map(|&var| extents[var]).product() };
         let refs = [&strides[0], &strides[1], &strides[2]];
         // Which of A (0), B (1), C (2) each role's variables live in.
         let (m, m_rest) = merge(&vars(Role::Left), extents, &refs, &[0, 2]);
@@ -240,7 +251,7 @@ impl<const L: usize> GemmPlan<L> {
             outer,
             summed: k_rest,
             strides,
-            work: size(Role::Left) * size(Role::Right) * size(Role::Contracted),
+            work,
             batches: size(Role::Batch),
         })
     }

@@ -405,10 +405,14 @@ impl StatementEmitter<'_> {
         let backend = hidden("__backend");
         let checks = tensors.iter().map(|&(tensor, span)| {
             let tensor = expr(tensor);
-            quote_spanned!(span=> #p::same_backend(&#backend, &#tensor);)
+            quote_spanned!(span=> #p::same_backend(
+                &#backend,
+                (&&#p::Probe(&#tensor)).__tdsl_probe_tensor(),
+            );)
         });
         hygienic! {
-            let __backend = #p::OnBackend::__tdsl_backend(&#source);
+            use #p::{HostBackend as _, OwnBackend as _};
+            let __backend = (&&#p::Probe(&#source)).__tdsl_probe_backend();
             #(#checks)*
         }
     }

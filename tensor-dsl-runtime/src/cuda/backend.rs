@@ -220,6 +220,52 @@ impl<T: Element> RunsOn<OnDevice> for CudaTensor<T> {}
 impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &X {}
 impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &mut X {}
 
+/// A statement's tensor, asked for its backend by method lookup (autoref specialisation):
+/// `(&&Probe(&tensor)).__tdsl_probe_backend()` finds [`OwnBackend`] for tensor types with a
+/// backend of their own ([`OnBackend`]), and [`HostBackend`] for any other operand type (a
+/// user's own), whose elements are host memory.
+pub struct Probe<'a, X: ?Sized>(pub &'a X);
+
+/// A tensor type's own backend (see [`Probe`]).
+pub trait OwnBackend<'a> {
+    type Backend;
+    type Tensor: ?Sized;
+    fn __tdsl_probe_backend(&self) -> Self::Backend;
+    /// The tensor itself, for [`same_backend`].
+    fn __tdsl_probe_tensor(&self) -> &'a Self::Tensor;
+}
+
+impl<'a, X: OnBackend + ?Sized> OwnBackend<'a> for &Probe<'a, X> {
+    type Backend = X::Backend;
+    type Tensor = X;
+    fn __tdsl_probe_backend(&self) -> X::Backend {
+        self.0.__tdsl_backend()
+    }
+    fn __tdsl_probe_tensor(&self) -> &'a X {
+        self.0
+    }
+}
+
+/// Operand types without a backend of their own run on the host (see [`Probe`]).
+pub trait HostBackend {
+    fn __tdsl_probe_backend(&self) -> Host;
+    fn __tdsl_probe_tensor(&self) -> &'static HostOperand;
+}
+
+impl<X: ?Sized> HostBackend for Probe<'_, X> {
+    fn __tdsl_probe_backend(&self) -> Host {
+        Host
+    }
+    fn __tdsl_probe_tensor(&self) -> &'static HostOperand {
+        &HostOperand
+    }
+}
+
+/// Stands for an operand of a type with no backend of its own: host memory.
+pub struct HostOperand;
+
+impl RunsOn<OnHost> for HostOperand {}
+
 /// Compiles only if `operand` lives where `backend` runs.
 #[inline(always)]
 pub fn same_backend<B: Backend, X: RunsOn<B::Kind> + ?Sized>(_backend: &B, _operand: &X) {}

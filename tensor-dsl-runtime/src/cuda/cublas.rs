@@ -81,7 +81,7 @@ fn storage(rows: usize, cols: usize, row_stride: isize, col_stride: isize) -> Op
 /// (no unit stride in a matrix, overlapping columns, sizes past `int`), or it needs more than
 /// [`MAX_CALLS`] calls — the step's loop-nest module runs it instead.
 pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Option<Vec<Call<T>>> {
-    let plan = GemmPlan::of(step)?;
+    let plan = GemmPlan::of(step, 0)?;
     let (m, n, k) = (plan.m, plan.n, plan.k);
     // Strides per matrix (A: m × k, B: k × n, C: m × n) in row-major order of the indices.
     let (a, b, c) = (
