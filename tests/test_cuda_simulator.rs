@@ -197,3 +197,38 @@ fn beta_zero_overwrites_nan_and_modules_compile_once() {
     assert!(compiled[0] > 0);
     assert_eq!(compiled[0], compiled[1], "the second run compiled again");
 }
+
+/// Permuted and sliced device tensors (no copies) as operands and targets, in loop-nest and
+/// GEMM steps, equal the same views on the host.
+#[test]
+fn views_match_the_host() {
+    let device = CudaDevice::simulator();
+    for (m, k, n) in [(7, 13, 5), (1, 1, 1), (40, 37, 33), (0, 3, 2)] {
+        let a = filled(&[k + 2, m], 1); // read transposed and sliced
+        let b = filled(&[3, k, n + 1], 2); // a slice of the middle plane, narrowed
+        let mut c = filled(&[n, m + 3], 3); // written transposed and sliced
+        let da = CudaTensor::from_host(&device, &a).unwrap();
+        let db = CudaTensor::from_host(&device, &b).unwrap();
+        let mut dc = CudaTensor::from_host(&device, &c).unwrap();
+        {
+            let a_t = a.view().slice_axis(0, 1..k + 1).permuted_axes(&[1, 0]);
+            let b_s = b.view().slice_axis(0, 1..2).slice_axis(2, 1..n + 1);
+            let mut c_t = c.view_mut().slice_axis(1, 2..m + 2).permuted_axes(&[1, 0]);
+            tensor! {
+                c_t[i, j] = 0.25 * c_t[i, j] + a_t[i, p] * b_s[z, p, j];
+                c_t[i, j] += exp(a_t[i, p] / 8) * b_s[z, p, j] - c_t[i, j] / 2;
+            }
+        }
+        let da_t = da.slice_axis(0, 1..k + 1).permuted_axes(&[1, 0]);
+        let db_s = db.slice_axis(0, 1..2).slice_axis(2, 1..n + 1);
+        let mut dc_t = dc.slice_axis(1, 2..m + 2).permuted_axes(&[1, 0]);
+        tensor! {
+            dc_t[i, j] = 0.25 * dc_t[i, j] + da_t[i, p] * db_s[z, p, j];
+            dc_t[i, j] += exp(da_t[i, p] / 8) * db_s[z, p, j] - dc_t[i, j] / 2;
+        }
+        // The written region, read back through the device tensor's own layout.
+        let dc = dc_t.permuted_axes(&[1, 0]);
+        let whole = c.view().slice_axis(1, 2..m + 2).to_tensor();
+        assert_close(&whole, &dc);
+    }
+}

@@ -28,7 +28,7 @@ impl RawLayout {
     }
 
     #[track_caller]
-    fn permuted(self, axes: &[usize]) -> Self {
+    pub(crate) fn permuted(self, axes: &[usize]) -> Self {
         // A `match`, not `unwrap_or_else`: a panic inside a closure would be reported here
         // instead of at the caller.
         match permute(&self.shape, &self.strides, axes) {
@@ -44,7 +44,7 @@ impl RawLayout {
     }
 
     #[track_caller]
-    fn sliced(mut self, axis: usize, range: Range<usize>) -> Self {
+    pub(crate) fn sliced(mut self, axis: usize, range: Range<usize>) -> Self {
         let (shift, extent) = match slice(&self.shape, &self.strides, axis, range) {
             Ok(sliced) => sliced,
             Err(error) => panic!("{error}"),

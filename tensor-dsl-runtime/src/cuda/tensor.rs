@@ -1,156 +1,155 @@
-//! Device tensors: a [`CudaTensor`] is a row-major tensor in a device's memory — a GPU's, or
-//! the host's for the simulator. Its accesses record which memory their pointer is into, so
-//! the pointer only ever reaches that device's kernels (host kernels refuse device memory).
+//! Device tensors: a [`CudaTensor`] owns a buffer in a device's memory — a GPU's, or the
+//! host's for the simulator — and a layout over it (shape, strides, offset), so permuting and
+//! slicing cost no copy. Its accesses record which memory their pointer is into, so the
+//! pointer only ever reaches that device's kernels (host kernels refuse device memory).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
 use crate::access::{Access, Operand, TargetAccess, TargetOwned};
+use crate::view::{RawLayout, TensorView};
 use crate::{Element, IntoShape, Tensor};
 
 use super::{Backend, CudaDevice, CudaError};
 
-/// A tensor in a device's memory, row-major. `tensor!` runs statements whose tensors are all
-/// `CudaTensor`s on their device.
+/// A tensor in a device's memory. `tensor!` runs statements whose tensors are all
+/// `CudaTensor`s on their device. Made row-major; [`permuted_axes`](Self::permuted_axes) and
+/// [`slice_axis`](Self::slice_axis) change the layout over the same elements.
 pub struct CudaTensor<T> {
     device: CudaDevice,
     storage: Storage<T>,
+    /// Inside the buffer: every element the layout reaches lies in it.
+    layout: RawLayout,
 }
 
 enum Storage<T> {
     /// The simulator's memory: the host's.
-    Host(Tensor<T>),
-    /// A GPU buffer of `shape`'s elements, row-major.
+    Host(Vec<T>),
+    /// A GPU buffer.
     Gpu {
         buffer: CudaSlice<T>,
         /// The buffer's device address (fixed for its life).
         address: u64,
         stream: Arc<CudaStream>,
-        shape: Vec<usize>,
-        strides: Vec<isize>,
     },
 }
 
 impl<T: Element> CudaTensor<T> {
     /// A zero-filled tensor on `device`.
     pub fn zeros(device: &CudaDevice, shape: impl IntoShape) -> Result<Self, CudaError> {
-        let host = Tensor::zeros(shape);
-        match &device.inner.backend {
-            Backend::Simulator(_) => Ok(Self::on_host(device, host)),
-            Backend::Gpu(gpu) => {
-                // One element at least: the driver allocates no empty buffers.
-                let buffer = gpu.stream.alloc_zeros::<T>(host.len().max(1))?;
-                Ok(Self::on_gpu(device, &gpu.stream, buffer, &host))
-            }
-        }
+        Self::from_host(device, &Tensor::zeros(shape))
     }
 
     /// A copy of `tensor` on `device`.
     pub fn from_host(device: &CudaDevice, tensor: &Tensor<T>) -> Result<Self, CudaError> {
-        match &device.inner.backend {
-            Backend::Simulator(_) => Ok(Self::on_host(device, tensor.clone())),
+        let layout = RawLayout::new(tensor.shape().to_vec(), tensor.strides().to_vec(), 0);
+        let storage = match &device.inner.backend {
+            Backend::Simulator(_) => Storage::Host(tensor.as_slice().to_vec()),
             Backend::Gpu(gpu) => {
+                // One element at least: the driver allocates no empty buffers.
                 let buffer = if tensor.is_empty() {
                     gpu.stream.alloc_zeros::<T>(1)?
                 } else {
                     gpu.stream.clone_htod(tensor.as_slice())?
                 };
-                Ok(Self::on_gpu(device, &gpu.stream, buffer, tensor))
+                Storage::gpu(buffer, &gpu.stream)
             }
-        }
-    }
-
-    fn on_host(device: &CudaDevice, data: Tensor<T>) -> Self {
-        CudaTensor {
+        };
+        Ok(CudaTensor {
             device: device.clone(),
-            storage: Storage::Host(data),
-        }
+            storage,
+            layout,
+        })
     }
 
-    fn on_gpu(
-        device: &CudaDevice,
-        stream: &Arc<CudaStream>,
-        buffer: CudaSlice<T>,
-        like: &Tensor<T>,
-    ) -> Self {
-        let address = buffer.device_ptr(stream).0;
-        CudaTensor {
-            device: device.clone(),
-            storage: Storage::Gpu {
-                buffer,
-                address,
-                stream: stream.clone(),
-                shape: like.shape().to_vec(),
-                strides: like.strides().to_vec(),
-            },
-        }
-    }
-
-    /// A copy in host memory (waits for the device's work on it to finish).
+    /// A row-major copy in host memory (waits for the device's work on it to finish).
     pub fn to_host(&self) -> Result<Tensor<T>, CudaError> {
-        match &self.storage {
-            Storage::Host(data) => Ok(data.clone()),
-            Storage::Gpu {
-                buffer,
-                stream,
-                shape,
-                ..
-            } => {
-                let mut elements = stream.clone_dtoh(buffer)?;
-                elements.truncate(shape.iter().product());
-                Tensor::from_shape_vec(shape.as_slice(), elements)
-                    .map_err(|error| CudaError::Shape(error.to_string()))
+        let copied;
+        let buffer: &[T] = match &self.storage {
+            Storage::Host(data) => data,
+            Storage::Gpu { buffer, stream, .. } => {
+                copied = stream.clone_dtoh(buffer)?;
+                &copied
             }
+        };
+        // The layout lies inside the buffer (the type's invariant), now in host memory.
+        Ok(TensorView::from_raw(buffer.as_ptr(), buffer.len(), self.layout.clone()).to_tensor())
+    }
+
+    /// A copy on the same device, with the same layout.
+    pub fn try_clone(&self) -> Result<Self, CudaError> {
+        let storage = match &self.storage {
+            Storage::Host(data) => Storage::Host(data.clone()),
+            Storage::Gpu { buffer, stream, .. } => Storage::gpu(stream.clone_dtod(buffer)?, stream),
+        };
+        Ok(CudaTensor {
+            device: self.device.clone(),
+            storage,
+            layout: self.layout.clone(),
+        })
+    }
+
+    /// The same elements with axes reordered: axis `k` of the result is axis `axes[k]` of
+    /// `self` (no copy).
+    ///
+    /// # Panics
+    /// If `axes` is not a permutation of `0..ndim`.
+    #[track_caller]
+    pub fn permuted_axes(self, axes: &[usize]) -> Self {
+        CudaTensor {
+            layout: self.layout.permuted(axes),
+            ..self
         }
     }
 
-    /// A copy on the same device.
-    pub fn try_clone(&self) -> Result<Self, CudaError> {
-        match &self.storage {
-            Storage::Host(data) => Ok(Self::on_host(&self.device, data.clone())),
-            Storage::Gpu {
-                buffer,
-                stream,
-                shape,
-                strides,
-                ..
-            } => {
-                let copy = stream.clone_dtod(buffer)?;
-                let address = copy.device_ptr(stream).0;
-                Ok(CudaTensor {
-                    device: self.device.clone(),
-                    storage: Storage::Gpu {
-                        buffer: copy,
-                        address,
-                        stream: stream.clone(),
-                        shape: shape.clone(),
-                        strides: strides.clone(),
-                    },
-                })
-            }
+    /// The elements whose index on `axis` lies in `range`, renumbered from zero (no copy).
+    ///
+    /// # Panics
+    /// If `axis` does not exist or `range` is not inside it.
+    #[track_caller]
+    pub fn slice_axis(self, axis: usize, range: Range<usize>) -> Self {
+        CudaTensor {
+            layout: self.layout.sliced(axis, range),
+            ..self
         }
     }
 
     /// The extents.
     pub fn shape(&self) -> &[usize] {
-        match &self.storage {
-            Storage::Host(data) => data.shape(),
-            Storage::Gpu { shape, .. } => shape,
-        }
+        &self.layout.shape
     }
 
-    /// The strides, in elements (row-major).
+    /// The strides, in elements.
     pub fn strides(&self) -> &[isize] {
-        match &self.storage {
-            Storage::Host(data) => data.strides(),
-            Storage::Gpu { strides, .. } => strides,
-        }
+        &self.layout.strides
     }
 
     /// The device holding the elements.
     pub fn device(&self) -> &CudaDevice {
         &self.device
+    }
+
+    /// The buffer's start (a device address cast to a pointer on a GPU) and length.
+    fn buffer(&self) -> (*const T, usize) {
+        match &self.storage {
+            Storage::Host(data) => (data.as_ptr(), data.len()),
+            Storage::Gpu {
+                buffer, address, ..
+            } => (*address as *const T, buffer.len()),
+        }
+    }
+}
+
+impl<T> Storage<T> {
+    fn gpu(buffer: CudaSlice<T>, stream: &Arc<CudaStream>) -> Self {
+        let address = buffer.device_ptr(stream).0;
+        Storage::Gpu {
+            buffer,
+            address,
+            stream: stream.clone(),
+        }
     }
 }
 
@@ -170,6 +169,7 @@ impl<T: Element> std::fmt::Debug for CudaTensor<T> {
         f.debug_struct("CudaTensor")
             .field("device", &self.device)
             .field("shape", &self.shape())
+            .field("strides", &self.strides())
             .finish_non_exhaustive()
     }
 }
@@ -181,19 +181,12 @@ impl<T: Element> Operand for CudaTensor<T> {
         self.shape()
     }
     fn __tdsl_operand(&self) -> Access<'_, T> {
-        match &self.storage {
-            Storage::Host(data) => data.__tdsl_operand(),
-            // The device address as a pointer: only this device's launches use it, since the
-            // access says which memory it is into.
-            Storage::Gpu {
-                buffer,
-                address,
-                shape,
-                strides,
-                ..
-            } => Access::new(*address as *const T, buffer.len(), shape, strides, 0)
-                .in_memory(self.device.memory()),
-        }
+        let (data, len) = self.buffer();
+        let layout = &self.layout;
+        // On a GPU the pointer is a device address: the access says which memory it is into,
+        // so only this device's launches use it.
+        Access::new(data, len, &layout.shape, &layout.strides, layout.offset)
+            .in_memory(self.device.memory())
     }
 }
 
@@ -201,16 +194,14 @@ impl<T: Element> TargetOwned for CudaTensor<T> {
     type Elem = T;
     fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
         let memory = self.device.memory();
-        match &mut self.storage {
-            Storage::Host(data) => data.__tdsl_target(),
+        let (data, len) = match &mut self.storage {
+            Storage::Host(data) => (data.as_mut_ptr(), data.len()),
             Storage::Gpu {
-                buffer,
-                address,
-                shape,
-                strides,
-                ..
-            } => TargetAccess::new(*address as *mut T, buffer.len(), shape, strides, 0)
-                .in_memory(memory),
-        }
+                buffer, address, ..
+            } => (*address as *mut T, buffer.len()),
+        };
+        let layout = &self.layout;
+        TargetAccess::new(data, len, &layout.shape, &layout.strides, layout.offset)
+            .in_memory(memory)
     }
 }
