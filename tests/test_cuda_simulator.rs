@@ -232,3 +232,32 @@ fn views_match_the_host() {
         assert_close(&whole, &dc);
     }
 }
+
+/// Products of three or more tensors run as pairwise cuBLAS calls through device temporaries
+/// when every pair maps (else as the fused module), and equal the host's.
+#[test]
+fn networks_through_device_temporaries() {
+    let device = CudaDevice::simulator();
+    let a = filled(&[6, 5, 4], 1);
+    let b = filled(&[5, 7], 2);
+    let d = filled(&[7, 3], 3);
+    let e = filled(&[4, 3], 4);
+    let to = |t: &Tensor<f64>| CudaTensor::from_host(&device, t).unwrap();
+    let (da, db, dd, de) = (to(&a), to(&b), to(&d), to(&e));
+    let mut c = filled(&[6, 3], 5);
+    let mut dc = to(&c);
+    let before = device.stats();
+    tensor! { c[i, l] = 0.5 * c[i, l] + 2 * a[i, k, m] * b[k, j] * d[j, l] * e[m, l]; }
+    tensor! { dc[i, l] = 0.5 * dc[i, l] + 2 * da[i, k, m] * db[k, j] * dd[j, l] * de[m, l]; }
+    let pairwise = device.stats();
+    assert!(pairwise.gemm_calls >= before.gemm_calls + 3, "{pairwise:?}");
+    assert_close(&c, &dc);
+    // `w` is summed in `a` alone: that pair is no GEMM, so the fused module runs it whole.
+    tensor! { let f[i, l] = a[i, k, w] * b[k, j] * d[j, l]; }
+    tensor! { let df[i, l] = da[i, k, w] * db[k, j] * dd[j, l]; }
+    assert_close(&f, &df);
+    // A scalar result (host memory) goes through the fused module's two-pass sum.
+    tensor! { let s = a[i, k, m] * b[k, j] * d[j, l] * e[m, l]; }
+    tensor! { let ds = da[i, k, m] * db[k, j] * dd[j, l] * de[m, l]; }
+    assert!((s - ds).abs() <= 1e-10 * s.abs().max(1.0), "{s} vs {ds}");
+}

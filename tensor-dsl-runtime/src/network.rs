@@ -6,6 +6,7 @@
 
 use std::sync::Mutex;
 
+use crate::access::Memory;
 use crate::element::Element;
 use crate::gemm::contract;
 use crate::kernel::evaluate;
@@ -55,82 +56,146 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     cache: &PlanCache,
 ) {
     step.assert_on_host();
-    let extents = step.extents;
-    let pairwise_ok = N >= 3 && step.injective && step.operands.iter().all(|o| !o.in_place);
-    if extents.contains(&0) || !pairwise_ok {
-        return evaluate(step, |values| {
-            values
-                .into_iter()
-                .fold(T::from_f64(1.0), |product, value| product * value)
-        });
+    if !pairwise(&step) {
+        return evaluate(step, product);
     }
-    let out = step.target.uses;
-    let order = cache.order(&extents, &step.operands.map(|o| o.uses), out);
-    // What each intermediate keeps (the factors, then one per contraction) and the temporaries'
-    // elements, allocated before any contraction runs.
-    let mut vars: Vec<u64> = step.operands.iter().map(|o| o.uses).collect();
-    let mut alive: Vec<bool> = vec![true; N];
-    let mut temporaries: Vec<(Vec<T>, [isize; L])> = Vec::new();
-    for (k, &(x, y)) in order.iter().enumerate() {
-        assert!(
-            x != y && alive[x] && alive[y],
-            "tensor-dsl bug: a contraction order must use each intermediate once"
-        );
-        alive[x] = false;
-        alive[y] = false;
-        let needed_later = (0..vars.len())
-            .filter(|&p| alive[p])
-            .fold(out, |mask, p| mask | vars[p]);
-        let last = k + 1 == order.len();
-        let kept = if last {
-            out
-        } else {
-            (vars[x] | vars[y]) & needed_later
-        };
-        if !last {
-            temporaries.push(temporary(&extents, kept));
-        }
-        vars.push(kept);
-        alive.push(true);
-    }
-    let Step {
-        target,
-        mode,
-        alpha,
-        operands,
-        ..
-    } = step;
-    let mut target = Some(target);
-    for (k, &(x, y)) in order.iter().enumerate() {
-        let (done, rest) = temporaries.split_at_mut(k);
-        let part = |p: usize| match p.checked_sub(N) {
-            None => operands[p],
-            Some(t) => Bound::over(&done[t].0, done[t].1, vars[p]),
-        };
-        let (output, mode, alpha) = match rest.first_mut() {
-            Some((buffer, strides)) => (
-                BoundTarget::over(buffer, *strides, vars[N + k]),
-                Mode::Assign,
-                T::from_f64(1.0),
-            ),
-            None => (
-                target
-                    .take()
-                    .expect("tensor-dsl bug: one final contraction"),
-                mode,
-                alpha,
-            ),
-        };
-        pair(part(x), part(y), output, mode, alpha, &extents);
+    let pairing = Pairing::new(&step, cache);
+    // Allocated before any contraction runs, and alive until the last.
+    let mut buffers: Vec<Vec<T>> = pairing
+        .temporaries
+        .iter()
+        .map(|&(len, _)| vec![T::ZERO; len])
+        .collect();
+    let starts: Vec<(*mut T, usize)> = buffers
+        .iter_mut()
+        .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
+        .collect();
+    for pair in pairing.steps(&step, &starts, Memory::Host) {
+        contract(pair);
     }
 }
 
-/// A zeroed row-major buffer over the loops in `kept` (in loop order) and each loop's stride
-/// in it.
+/// The product of a point's operand values.
+pub(crate) fn product<T: Element, const N: usize>(values: [T; N]) -> T {
+    values
+        .into_iter()
+        .fold(T::from_f64(1.0), |product, value| product * value)
+}
+
+/// Whether a product step runs as pairwise contractions: three or more factors, something to
+/// compute, a target whose points are distinct, no factor read in place.
+pub(crate) fn pairwise<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) -> bool {
+    N >= 3
+        && step.injective
+        && step.operands.iter().all(|operand| !operand.in_place)
+        && !step.extents.contains(&0)
+}
+
+/// A product step as pairwise contractions: their order, the loops each intermediate keeps,
+/// and the temporaries those need.
+pub(crate) struct Pairing<const L: usize> {
+    order: Order,
+    /// The loops each intermediate uses: the factors', then one per contraction.
+    vars: Vec<u64>,
+    /// Per temporary (every contraction but the last): its elements, and each loop's stride
+    /// in it (row-major over the loops it keeps, in loop order).
+    pub(crate) temporaries: Vec<(usize, [isize; L])>,
+}
+
+impl<const L: usize> Pairing<L> {
+    /// The pairing in the order `cache` holds (or finds) for these extents.
+    ///
+    /// # Panics
+    /// If a temporary's element count overflows `usize` (no such buffer could exist).
+    pub(crate) fn new<T, const N: usize>(step: &Step<'_, T, L, N>, cache: &PlanCache) -> Self {
+        let extents = step.extents;
+        let out = step.target.uses;
+        let order = cache.order(&extents, &step.operands.map(|o| o.uses), out);
+        let mut vars: Vec<u64> = step.operands.iter().map(|o| o.uses).collect();
+        let mut alive: Vec<bool> = vec![true; N];
+        let mut temporaries = Vec::new();
+        for (k, &(x, y)) in order.iter().enumerate() {
+            assert!(
+                x != y && alive[x] && alive[y],
+                "tensor-dsl bug: a contraction order must use each intermediate once"
+            );
+            alive[x] = false;
+            alive[y] = false;
+            let needed_later = (0..vars.len())
+                .filter(|&p| alive[p])
+                .fold(out, |mask, p| mask | vars[p]);
+            let last = k + 1 == order.len();
+            let kept = if last {
+                out
+            } else {
+                (vars[x] | vars[y]) & needed_later
+            };
+            if !last {
+                temporaries.push(temporary(&extents, kept));
+            }
+            vars.push(kept);
+            alive.push(true);
+        }
+        Pairing {
+            order,
+            vars,
+            temporaries,
+        }
+    }
+
+    /// The pairwise steps, in execution order, over zeroed temporaries at `buffers` (start and
+    /// length of each of [`Pairing::temporaries`], in `memory`); the last writes `step`'s
+    /// target. Each step is proven afresh. The caller runs these or `step`, never both, and
+    /// keeps the buffers alive while they run.
+    pub(crate) fn steps<'s, T: Element, const N: usize>(
+        &self,
+        step: &Step<'s, T, L, N>,
+        buffers: &[(*mut T, usize)],
+        memory: Memory,
+    ) -> Vec<Step<'s, T, L, 2>> {
+        assert_eq!(
+            buffers.len(),
+            self.temporaries.len(),
+            "tensor-dsl bug: one buffer per temporary"
+        );
+        let part = |p: usize| match p.checked_sub(N) {
+            None => step.operands[p],
+            Some(t) => Bound::raw(
+                buffers[t].0.cast_const(),
+                buffers[t].1,
+                self.temporaries[t].1,
+                self.vars[p],
+            ),
+        };
+        self.order
+            .iter()
+            .enumerate()
+            .map(|(k, &(x, y))| {
+                let (output, mode, alpha, written) = match buffers.get(k) {
+                    Some(&(start, len)) => (
+                        BoundTarget::raw(start, len, self.temporaries[k].1, self.vars[N + k]),
+                        Mode::Assign,
+                        T::from_f64(1.0),
+                        memory,
+                    ),
+                    None => (step.target.alias(), step.mode, step.alpha, step.memory[0]),
+                };
+                let pair = pair(part(x), part(y), output, mode, alpha, &step.extents);
+                Step {
+                    memory: [written, memory],
+                    ..pair
+                }
+            })
+            .collect()
+    }
+}
+
+/// The elements of a row-major temporary over the loops in `kept` (in loop order), and each
+/// loop's stride in it.
 ///
 /// # Panics
 /// If the element count overflows `usize` (no such temporary could be allocated anyway).
-fn temporary<T: Element, const L: usize>(extents: &[usize; L], kept: u64) -> (Vec<T>, [isize; L]) {
+fn temporary<const L: usize>(extents: &[usize; L], kept: u64) -> (usize, [isize; L]) {
     let mut strides = [0isize; L];
     let mut count = 1usize;
     for var in (0..L).rev().filter(|&v| kept >> v & 1 == 1) {
@@ -139,12 +204,12 @@ fn temporary<T: Element, const L: usize>(extents: &[usize; L], kept: u64) -> (Ve
             .checked_mul(extents[var])
             .expect("the temporary of a contraction has more elements than fit in usize");
     }
-    (vec![T::ZERO; count], strides)
+    (count, strides)
 }
 
-/// Contracts two parts into `output`, summing the loops they use that it does not: loops are
-/// renumbered so the output's come first, and loops neither part uses get extent 1. The step
-/// is proven afresh, so nothing here is trusted.
+/// The step contracting two parts into `output`, summing the loops they use that it does
+/// not: loops are renumbered so the output's come first, and loops neither part uses get
+/// extent 1. The step is proven afresh, so nothing here is trusted.
 fn pair<'a, T: Element, const L: usize>(
     left: Bound<'a, T, L>,
     right: Bound<'a, T, L>,
@@ -152,7 +217,7 @@ fn pair<'a, T: Element, const L: usize>(
     mode: Mode<T>,
     alpha: T,
     extents: &[usize; L],
-) {
+) -> Step<'a, T, L, 2> {
     let kept = output.uses;
     let involved = left.uses | right.uses | kept;
     let in_set = |mask: u64, var: usize| mask >> var & 1 == 1;
@@ -169,15 +234,14 @@ fn pair<'a, T: Element, const L: usize>(
         }
     });
     let n_out = kept.count_ones() as usize;
-    let step = Step::assemble(
+    Step::assemble(
         output.reordered(&order),
         mode,
         alpha,
         new_extents,
         n_out,
         [left.reordered(&order), right.reordered(&order)],
-    );
-    contract(step);
+    )
 }
 
 /// The order of pairwise contractions (indices of intermediates: inputs `0..n`, then one per

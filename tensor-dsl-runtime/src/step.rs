@@ -136,12 +136,14 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
         }
     }
 
-    /// A bound access over a contiguous buffer of the crate's own (a temporary), each loop in
-    /// `uses` addressed with the given stride.
-    pub(crate) fn over(data: &'a [T], strides: [isize; L], uses: u64) -> Self {
+    /// A bound access over a contiguous buffer of the crate's own (a temporary, on the host
+    /// or a device), given by its start and length, each loop in `uses` addressed with the
+    /// given stride: the proof checks offsets against `len`, and whoever runs the step keeps
+    /// the buffer alive for `'a`.
+    pub(crate) fn raw(data: *const T, len: usize, strides: [isize; L], uses: u64) -> Self {
         Bound {
-            data: data.as_ptr(),
-            len: data.len(),
+            data,
+            len,
             base: 0,
             strides,
             uses,
@@ -210,16 +212,24 @@ pub(crate) struct BoundTarget<'a, T, const L: usize> {
 }
 
 impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
-    /// A temporary of the crate's own as a target, each loop in `uses` addressed with the given
-    /// stride.
-    pub(crate) fn over(data: &'a mut [T], strides: [isize; L], uses: u64) -> Self {
+    /// A temporary of the crate's own as a target (see [`Bound::raw`]).
+    pub(crate) fn raw(data: *mut T, len: usize, strides: [isize; L], uses: u64) -> Self {
         BoundTarget {
-            data: data.as_mut_ptr(),
-            len: data.len(),
+            data,
+            len,
             base: 0,
             strides,
             uses,
             _borrow: PhantomData,
+        }
+    }
+
+    /// A second handle on the same target, for a sequence of steps that replaces the one
+    /// holding this handle: the caller runs one or the other, never both at once.
+    pub(crate) fn alias(&self) -> Self {
+        BoundTarget {
+            _borrow: PhantomData,
+            ..*self
         }
     }
 
@@ -525,7 +535,7 @@ mod tests {
         );
         assert!(diagonal.injective);
         let mut buffer = [0.0f64; 5];
-        let bound = BoundTarget::<f64, 2>::over(&mut buffer, [0, 1], 0b11);
+        let bound = BoundTarget::<f64, 2>::raw(buffer.as_mut_ptr(), buffer.len(), [0, 1], 0b11);
         assert!(!bound.is_injective(&[3, 5]));
     }
 

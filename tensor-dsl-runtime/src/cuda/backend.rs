@@ -152,11 +152,13 @@ impl Backend for Device {
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
-        _cache: &PlanCache,
+        cache: &PlanCache,
         kernel: &Kernel<'_>,
         scalars: &[T],
     ) {
-        self.run(step, kernel, scalars)
+        if let Err(error) = self.0.run_network(kernel, step, cache, scalars) {
+            panic!("{error}");
+        }
     }
 }
 

@@ -20,7 +20,10 @@ pub use error::CudaError;
 pub use launch::Kernel;
 pub use tensor::CudaTensor;
 
+use cudarc::driver::DevicePtr;
+
 use crate::access::Memory;
+use crate::network::{self, Pairing, PlanCache};
 use crate::step::Step;
 use crate::Element;
 use simulator::Simulator;
@@ -213,6 +216,69 @@ impl CudaDevice {
         }
     }
 
+    /// Runs a product of three or more tensors as pairwise cuBLAS contractions through device
+    /// temporaries, in the order the host engine chooses for these extents, when every pair
+    /// maps to cuBLAS; else (or for a host scalar result) as the step's fused module.
+    #[doc(hidden)]
+    pub fn run_network<T: Element, const L: usize, const N: usize>(
+        &self,
+        kernel: &Kernel<'_>,
+        step: Step<'_, T, L, N>,
+        cache: &PlanCache,
+        scalars: &[T],
+    ) -> Result<(), CudaError> {
+        let memory = self.memory();
+        if !network::pairwise(&step) || step.memory != [memory; 2] {
+            return self.run_step(kernel, step, scalars);
+        }
+        let pairing = Pairing::new(&step, cache);
+        let counters = &self.inner.counters;
+        match &self.inner.backend {
+            Backend::Simulator(_) => {
+                let mut buffers: Vec<Vec<T>> = pairing
+                    .temporaries
+                    .iter()
+                    .map(|&(len, _)| vec![T::ZERO; len])
+                    .collect();
+                let starts: Vec<(*mut T, usize)> = buffers
+                    .iter_mut()
+                    .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
+                    .collect();
+                let pairs = pairing.steps(&step, &starts, memory);
+                let Some(calls) = all_calls(&pairs) else {
+                    drop(pairs);
+                    return self.run_step(kernel, step, scalars);
+                };
+                for (pair, calls) in pairs.iter().zip(&calls) {
+                    cublas::on_host(pair, calls, counters)?;
+                }
+                Ok(())
+            }
+            Backend::Gpu(gpu) => {
+                let buffers = pairing
+                    .temporaries
+                    .iter()
+                    .map(|&(len, _)| gpu.stream.alloc_zeros::<T>(len.max(1)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let starts: Vec<(*mut T, usize)> = buffers
+                    .iter()
+                    .map(|buffer| (buffer.device_ptr(&gpu.stream).0 as *mut T, buffer.len()))
+                    .collect();
+                let pairs = pairing.steps(&step, &starts, memory);
+                let Some(calls) = all_calls(&pairs) else {
+                    drop(pairs);
+                    return self.run_step(kernel, step, scalars);
+                };
+                for (pair, calls) in pairs.iter().zip(&calls) {
+                    gpu.gemm(pair, calls, counters)?;
+                }
+                // The temporaries are freed in stream order, after the calls that use them.
+                drop(buffers);
+                Ok(())
+            }
+        }
+    }
+
     /// Waits until the device has finished all work queued so far (reading results with
     /// `to_host` or as scalars waits by itself).
     pub fn synchronize(&self) -> Result<(), CudaError> {
@@ -317,4 +383,11 @@ impl std::fmt::Debug for CudaDevice {
             Backend::Gpu(gpu) => write!(f, "CudaDevice({}, {})", gpu.ordinal, gpu.arch),
         }
     }
+}
+
+/// The cuBLAS calls of every pairwise step, or `None` if some pair has none.
+fn all_calls<T: Element, const L: usize>(
+    pairs: &[Step<'_, T, L, 2>],
+) -> Option<Vec<Vec<cublas::Call<T>>>> {
+    pairs.iter().map(cublas::calls).collect()
 }
