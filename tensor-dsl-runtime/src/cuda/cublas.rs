@@ -123,11 +123,15 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
         .chain(plan.summed.iter().copied())
         .collect();
     let count: usize = loops.iter().map(|&var| step.extents[var]).product();
+    let batch = batch_var.map_or(1, |var| step.extents[var]);
     let fits = |value: usize| i32::try_from(value).is_ok();
-    if count > MAX_CALLS || ![rows, cols, depth, lda, ldb, ldc].into_iter().all(fits) {
+    if count > MAX_CALLS
+        || ![rows, cols, depth, lda, ldb, ldc, batch]
+            .into_iter()
+            .all(fits)
+    {
         return None;
     }
-    let batch = batch_var.map_or(1, |var| step.extents[var]);
     let batch_stride = |matrix: usize| batch_var.map_or(0, |var| plan.strides[matrix][var]);
     let beta = match step.mode {
         Mode::Assign => T::ZERO,

@@ -24,6 +24,9 @@ use crate::Element;
 
 /// A device's context, stream, cuBLAS handle and loaded modules.
 pub(crate) struct Gpu {
+    /// Created on the first contraction; calls on one handle must not overlap. First, so it is
+    /// destroyed before the stream and modules (and with its context current).
+    blas: OnceLock<Result<Mutex<BlasHandle>, CudaError>>,
     pub(crate) ordinal: usize,
     /// `sm_XY`, what modules are compiled for.
     pub(crate) arch: String,
@@ -31,8 +34,6 @@ pub(crate) struct Gpu {
     /// Tells this device's memory from the host's and other devices' in accesses.
     pub(crate) memory: Memory,
     modules: Mutex<HashMap<String, Arc<GpuModule>>>,
-    /// Created on the first contraction; calls on one handle must not overlap.
-    blas: OnceLock<Result<Mutex<BlasHandle>, CudaError>>,
 }
 
 struct GpuModule {
@@ -40,7 +41,7 @@ struct GpuModule {
     functions: HashMap<String, CudaFunction>,
 }
 
-struct BlasHandle(blas_sys::cublasHandle_t);
+struct BlasHandle(blas_sys::cublasHandle_t, Arc<CudaContext>);
 
 // SAFETY: a cuBLAS handle may move between threads as long as calls on it do not overlap,
 // which the mutex around it ensures.
@@ -48,6 +49,8 @@ unsafe impl Send for BlasHandle {}
 
 impl Drop for BlasHandle {
     fn drop(&mut self) {
+        // The handle belongs to its context, which this keeps alive: make it current first.
+        let _ = self.1.bind_to_thread();
         // SAFETY: the handle was created by `cublasCreate` and is destroyed once, here.
         let _ = unsafe { blas::destroy_handle(self.0) };
     }
@@ -58,8 +61,9 @@ impl Drop for BlasHandle {
 #[repr(C, align(16))]
 struct ArgBlock([u8; ARG_BYTES]);
 
-/// CUDA's limit on a kernel's parameters (Volta and later, CUDA 12.1 and later).
-const ARG_BYTES: usize = 32_764 & !15;
+/// Past CUDA's limit on a kernel's parameters (32 764 bytes on Volta and later with CUDA 12.1
+/// and later), so the driver never reads past the block whatever a module declares.
+const ARG_BYTES: usize = 32_768;
 
 // SAFETY: plain bytes; the kernel reads them as its `tdsl_args`, whose layout `Args` follows.
 unsafe impl DeviceRepr for ArgBlock {}
@@ -74,12 +78,14 @@ impl Gpu {
         let context = CudaContext::new(ordinal)?;
         let (major, minor) = context.compute_capability()?;
         Ok(Gpu {
+            blas: OnceLock::new(),
             ordinal,
             arch: format!("sm_{major}{minor}"),
-            stream: context.default_stream(),
+            // A stream of its own, not the legacy default one: that handle means "the current
+            // device's", so frees ordered on it could land on another device's queue.
+            stream: context.new_stream()?,
             memory: Memory::Device(DEVICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
             modules: Mutex::new(HashMap::new()),
-            blas: OnceLock::new(),
         })
     }
 
@@ -259,9 +265,12 @@ impl Gpu {
                     ));
                 }
                 self.stream.context().bind_to_thread()?;
-                let handle = BlasHandle(blas::create_handle().map_err(driver("cublasCreate"))?);
-                // SAFETY: `handle` was just created; the stream outlives it (both live as
-                // long as this `Gpu`).
+                let handle = BlasHandle(
+                    blas::create_handle().map_err(driver("cublasCreate"))?,
+                    self.stream.context().clone(),
+                );
+                // SAFETY: `handle` was just created; it is destroyed before the stream (the
+                // field order of `Gpu`), with its context current.
                 unsafe { blas::set_stream(handle.0, self.stream.cu_stream() as _) }
                     .map_err(driver("cublasSetStream"))?;
                 Ok(Mutex::new(handle))
@@ -285,7 +294,15 @@ impl Gpu {
             address(b, call.b.offset),
             address(c, call.c.offset),
         );
-        // `calls` and `within` keep sizes and leading dimensions inside `int`.
+        let fits = |value: usize| i32::try_from(value).is_ok();
+        let sizes = [
+            call.m, call.n, call.k, call.a.ld, call.b.ld, call.c.ld, call.batch,
+        ];
+        if !sizes.into_iter().all(fits) {
+            return Err(CudaError::Shape(format!(
+                "cuBLAS call {call:?}: sizes past `int`"
+            )));
+        }
         let int = |value: usize| value as i32;
         counters.gemm();
         // SAFETY: `within` checked every element the call addresses against the buffers'

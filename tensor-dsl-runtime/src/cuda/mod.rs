@@ -315,6 +315,17 @@ impl CudaDevice {
         if [a.memory, b.memory, c.memory] != [memory; 3] {
             return Err(CudaError::DeviceMismatch);
         }
+        let row_major = |offset: isize, strides: &[isize], columns: usize| {
+            offset == 0 && strides[1] == 1 && strides[0] == columns as isize
+        };
+        if !row_major(a.offset, a.strides, k)
+            || !row_major(b.offset, b.strides, n)
+            || !row_major(c.offset, c.strides, n)
+        {
+            return Err(CudaError::Shape(
+                "direct_gemm takes contiguous row-major matrices".to_owned(),
+            ));
+        }
         let matrix = |ld: usize| cublas::Matrix {
             offset: 0,
             ld: ld.max(1),

@@ -142,6 +142,16 @@ impl<T: Element> CudaTensor<T> {
     }
 }
 
+impl<T> Drop for Storage<T> {
+    fn drop(&mut self) {
+        if let Storage::Gpu { stream, .. } = self {
+            // The buffer's free is queued on its stream with its device current, so it waits
+            // for the work queued there before (whatever device the thread used last).
+            let _ = stream.context().bind_to_thread();
+        }
+    }
+}
+
 impl<T> Storage<T> {
     fn gpu(buffer: CudaSlice<T>, stream: &Arc<CudaStream>) -> Self {
         let address = buffer.device_ptr(stream).0;
