@@ -305,54 +305,39 @@ impl Gpu {
         }
         let int = |value: usize| value as i32;
         counters.gemm();
+        // The same call for both element types, α and β converted to the element type.
+        macro_rules! strided_batched {
+            ($gemm:path, $real:ty) => {
+                $gemm(
+                    handle.0,
+                    op(call.transa),
+                    op(call.transb),
+                    int(call.m),
+                    int(call.n),
+                    int(call.k),
+                    &(call.alpha.to_f64() as $real),
+                    pa.cast(),
+                    int(call.a.ld),
+                    call.a.stride as i64,
+                    pb.cast(),
+                    int(call.b.ld),
+                    call.b.stride as i64,
+                    &(call.beta.to_f64() as $real),
+                    pc.cast(),
+                    int(call.c.ld),
+                    call.c.stride as i64,
+                    int(call.batch),
+                )
+            };
+        }
         // SAFETY: `within` checked every element the call addresses against the buffers'
         // lengths, and the arguments against cuBLAS's documented bounds; the caller vouches
         // for the buffers. α and β are read from the host before the call returns.
         let status = unsafe {
             if size == 4 {
-                let (alpha, beta) = (call.alpha.to_f64() as f32, call.beta.to_f64() as f32);
-                blas::sgemm_strided_batched(
-                    handle.0,
-                    op(call.transa),
-                    op(call.transb),
-                    int(call.m),
-                    int(call.n),
-                    int(call.k),
-                    &alpha,
-                    pa.cast(),
-                    int(call.a.ld),
-                    call.a.stride as i64,
-                    pb.cast(),
-                    int(call.b.ld),
-                    call.b.stride as i64,
-                    &beta,
-                    pc.cast(),
-                    int(call.c.ld),
-                    call.c.stride as i64,
-                    int(call.batch),
-                )
+                strided_batched!(blas::sgemm_strided_batched, f32)
             } else {
-                let (alpha, beta) = (call.alpha.to_f64(), call.beta.to_f64());
-                blas::dgemm_strided_batched(
-                    handle.0,
-                    op(call.transa),
-                    op(call.transb),
-                    int(call.m),
-                    int(call.n),
-                    int(call.k),
-                    &alpha,
-                    pa.cast(),
-                    int(call.a.ld),
-                    call.a.stride as i64,
-                    pb.cast(),
-                    int(call.b.ld),
-                    call.b.stride as i64,
-                    &beta,
-                    pc.cast(),
-                    int(call.c.ld),
-                    call.c.stride as i64,
-                    int(call.batch),
-                )
+                strided_batched!(blas::dgemm_strided_batched, f64)
             }
         };
         status.map_err(driver("cuBLAS gemmStridedBatched"))
