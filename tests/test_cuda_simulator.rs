@@ -209,11 +209,11 @@ fn views_match_the_host() {
         let mut c = filled(&[n, m + 3], 3); // written transposed and sliced
         let da = CudaTensor::from_host(&device, &a).unwrap();
         let db = CudaTensor::from_host(&device, &b).unwrap();
-        let mut dc = CudaTensor::from_host(&device, &c).unwrap();
+        let dc = CudaTensor::from_host(&device, &c).unwrap();
         {
             let a_t = a.view().slice_axis(0, 1..k + 1).permuted_axes(&[1, 0]);
             let b_s = b.view().slice_axis(0, 1..2).slice_axis(2, 1..n + 1);
-            let mut c_t = c.view_mut().slice_axis(1, 2..m + 2).permuted_axes(&[1, 0]);
+            let c_t = c.view_mut().slice_axis(1, 2..m + 2).permuted_axes(&[1, 0]);
             tensor! {
                 c_t[i, j] = 0.25 * c_t[i, j] + a_t[i, p] * b_s[z, p, j];
                 c_t[i, j] += exp(a_t[i, p] / 8) * b_s[z, p, j] - c_t[i, j] / 2;
