@@ -191,6 +191,23 @@ fn beta_zero_does_not_read_the_target() {
     }
 }
 
+/// Dividing by Rust scalars (attention scaling, a temperature) folds into α: the statement
+/// stays a GEMM (see the `fold_scalars` snapshot) and divides once per result element.
+#[test]
+fn division_by_rust_scalars_at_gemm_size() {
+    let (m, n, d) = (40, 36, 64);
+    let q = data::<f32>(&[m, d], 0);
+    let k = data::<f32>(&[n, d], 1);
+    let temperature = 0.7f32;
+    tensor! { let s[i, j] = q[i, p] * k[j, p] / { (d as f32).sqrt() } / temperature; }
+    let expected = reference(&[m, n], |ix| {
+        sum_over(&[d], |r| at(&q, &[ix[0], r[0]]) * at(&k, &[ix[1], r[0]]))
+            / (d as f64).sqrt()
+            / f64::from(temperature)
+    });
+    assert_close(&s, &expected, 1e-5);
+}
+
 #[test]
 fn seed_contraction_at_gemm_size() {
     let (ni, nj, nk, nl) = (48, 40, 24, 10);

@@ -469,7 +469,8 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// A scale as a value of the element type: its coefficient times its scalars.
+    /// A scale as a value of the element type: its coefficient times its scalars, divided by
+    /// its divisors.
     fn scale(&self, scale: &Scale, negate: bool) -> TokenStream {
         let p = private();
         let coefficient = if negate {
@@ -480,7 +481,8 @@ impl StatementEmitter<'_> {
         let coefficient = Literal::f64_suffixed(coefficient);
         let zero = hidden("__zero");
         let scalars = scale.scalars.iter().map(|&k| self.scalar(k));
-        hygienic!((#p::lit(&#zero, #coefficient) #(* #scalars)*))
+        let divisors = scale.divisors.iter().map(|&k| self.scalar(k));
+        hygienic!((#p::lit(&#zero, #coefficient) #(* #scalars)* #(/ #divisors)*))
     }
 
     fn scalar(&self, k: usize) -> TokenStream {

@@ -165,6 +165,9 @@ impl Writer<'_> {
         for k in &scale.scalars {
             write!(text, " * a.scalar[{k}]").expect("writing to a String");
         }
+        for k in &scale.divisors {
+            write!(text, " / a.scalar[{k}]").expect("writing to a String");
+        }
         format!("({text})")
     }
 

@@ -72,7 +72,8 @@ impl fmt::Display for Scale {
         if self.coefficient != 1.0 || factors.is_empty() {
             factors.insert(0, self.coefficient.to_string());
         }
-        f.write_str(&factors.join("*"))
+        f.write_str(&factors.join("*"))?;
+        self.divisors.iter().try_for_each(|id| write!(f, "/${id}"))
     }
 }
 
@@ -83,6 +84,7 @@ impl Term {
         let magnitude = Scale {
             coefficient: self.scale.coefficient.abs(),
             scalars: self.scale.scalars.clone(),
+            divisors: self.scale.divisors.clone(),
         };
         if magnitude.is_one() {
             String::new()

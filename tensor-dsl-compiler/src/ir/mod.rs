@@ -263,6 +263,8 @@ pub struct Scale {
     pub coefficient: f64,
     /// Entries of `Statement::scalars`, multiplied in.
     pub scalars: Vec<usize>,
+    /// Entries of `Statement::scalars` divided by (`a[i, k] * b[k, j] / beta`).
+    pub divisors: Vec<usize>,
 }
 
 impl Scale {
@@ -270,6 +272,7 @@ impl Scale {
         Scale {
             coefficient: 1.0,
             scalars: Vec::new(),
+            divisors: Vec::new(),
         }
     }
 
@@ -278,11 +281,12 @@ impl Scale {
         Scale {
             coefficient: if negated { -1.0 } else { 1.0 },
             scalars: Vec::new(),
+            divisors: Vec::new(),
         }
     }
 
     pub fn is_one(&self) -> bool {
-        self.coefficient == 1.0 && self.scalars.is_empty()
+        self.coefficient == 1.0 && self.scalars.is_empty() && self.divisors.is_empty()
     }
 }
 

@@ -1,8 +1,9 @@
 //! Constant factors of a term → its scale (TiledArray's `ScalExpr`): literal arithmetic is
 //! folded (`2*(3*a)` → `6*a`, `1/2` → `0.5`), double negations cancel, and the literal and
-//! Rust-scalar factors of a term's product move out of its sum, so they are applied once per
-//! result element instead of once per summed element. Literals with a type suffix stay put,
-//! so rustc still checks their type.
+//! Rust-scalar factors and divisors of a term's product move out of its sum (`a·b / β` has
+//! α = 1/β), so they are applied once per result element instead of once per summed element,
+//! and a GEMM stays a GEMM. Literals with a type suffix stay put, so rustc still checks their
+//! type.
 
 use crate::ir::{BinaryOp, Expr, Literal, Program, Scale, Term};
 
@@ -71,7 +72,8 @@ fn factor(
                 scale.coefficient *= literal.value;
             }
         }
-        Expr::Scalar(id) if !divisor => scale.scalars.push(id),
+        Expr::Scalar(id) if divisor => scale.divisors.push(id),
+        Expr::Scalar(id) => scale.scalars.push(id),
         other if divisor => divisors.push(other),
         other => multipliers.push(other),
     }
@@ -147,9 +149,18 @@ mod tests {
     }
 
     #[test]
-    fn suffixed_literals_and_scalar_divisors_stay() {
+    fn suffixed_literals_and_zero_divisors_stay_scalar_divisors_move() {
         insta::assert_snapshot!(before_and_after(
             quote! { let c[i] = 2.0f32 * a[i] / beta + 1 / 0 * a[i]; },
+            "fold_scalars"
+        ));
+    }
+
+    /// Attention scaling: a GEMM divided by a Rust scalar keeps its GEMM, with α = 1/√d.
+    #[test]
+    fn scalar_divisors_join_the_scale() {
+        insta::assert_snapshot!(before_and_after(
+            quote! { let s[i, j] = q[i, d] * k[j, d] / { dim.sqrt() } / temperature; },
             "fold_scalars"
         ));
     }
