@@ -206,6 +206,12 @@ fn division_by_rust_scalars_at_gemm_size() {
             / f64::from(temperature)
     });
     assert_close(&s, &expected, 1e-5);
+
+    // An empty sum stays exactly zero though its folded scale 1/0 is infinite.
+    let empty = data::<f64>(&[4, 0], 2);
+    let zero = 0.0;
+    tensor! { let t[i] = empty[i, l] * 0.5 / zero; }
+    assert_eq!(t.as_slice(), [0.0; 4]);
 }
 
 #[test]

@@ -719,17 +719,22 @@ fn accesses<'s>(
         .collect()
 }
 
-/// A scale as emit computes it: `lit(coefficient) * scalar * …`, negated for `-=`.
+/// A scale as emit computes it: `lit(coefficient) * scalar * … / divisor / …`, negated for
+/// `-=`.
 fn scale(scale: &Scale, negate: bool, scalars: &[f64]) -> f64 {
     let coefficient = if negate {
         -scale.coefficient
     } else {
         scale.coefficient
     };
-    scale
+    let product = scale
         .scalars
         .iter()
-        .fold(coefficient, |product, &k| product * scalars[k])
+        .fold(coefficient, |product, &k| product * scalars[k]);
+    scale
+        .divisors
+        .iter()
+        .fold(product, |quotient, &k| quotient / scalars[k])
 }
 
 /// The body of a term, numbering operands through `element` in emit's order.

@@ -436,6 +436,13 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             Mode::Scale(beta) if beta == T::ZERO => Mode::Assign,
             mode => mode,
         };
+        // An empty sum is exactly zero, whatever scale was folded out of it: `Σ x / s` over no
+        // points is 0 even for s = 0, where α = 1/s is infinite and α·0 would be NaN.
+        let alpha = if extents[n_out..].contains(&0) {
+            T::from_f64(1.0)
+        } else {
+            alpha
+        };
         Step {
             target,
             mode,
