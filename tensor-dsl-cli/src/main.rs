@@ -15,7 +15,8 @@ usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [
 
 Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
 each statement, and the generated Rust. With --extent for every index, also the FLOP count
-and the memory of temporaries; with --cuda, the CUDA C module of each plan step.
+and the memory of temporaries (products of three or more tensors pair by pair, in the order
+the run-time planner picks for those extents); with --cuda, the CUDA C module of each plan step.
 
 example: tensor-dsl explain 'let c[i, j] = a[i, k, l] * b[k, j, l];' --extent i=256 \\
              --extent j=256 --extent k=64 --extent l=32";
@@ -132,22 +133,12 @@ fn explain(options: &Options) -> Result<String, String> {
             out.push_str(&format!("  {line}\n"));
         }
     }
+    let legend = scalar_legend(&trace.plan);
+    if !legend.is_empty() {
+        out.push_str(&format!("\nscalars:\n{legend}"));
+    }
     if !options.extents.is_empty() {
-        let cost = lower::cost(&trace.plan, &options.extents);
-        out.push_str("\ncost:\n");
-        if !cost.unknown.is_empty() {
-            out.push_str(&format!(
-                "  (left out: no --extent for {})\n",
-                cost.unknown.join(", ")
-            ));
-        }
-        out.push_str(&format!("  {} FLOP\n", cost.flops));
-        out.push_str(&format!(
-            "  temporaries: {} elements ({} bytes as f32, {} as f64)\n",
-            cost.temporary_elements,
-            cost.temporary_elements * 4,
-            cost.temporary_elements * 8
-        ));
+        out.push_str(&cost_report(&trace.plan, &options.extents)?);
     }
     if let Some(real) = options.cuda {
         for (s, steps) in cuda::modules(&trace.plan, real).iter().enumerate() {
@@ -161,6 +152,73 @@ fn explain(options: &Options) -> Result<String, String> {
     let file: syn::File = syn::parse2(quote_fn(rust.clone()))
         .map_err(|error| format!("internal error: the expansion is not valid Rust: {error}\n"))?;
     out.push_str(&prettyplease::unparse(&file));
+    Ok(out)
+}
+
+/// `$k = tokens` for each Rust scalar of each statement, as the IR and plan name them.
+fn scalar_legend(plan: &lower::Plan) -> String {
+    let mut out = String::new();
+    for (s, statement) in plan.program.statements.iter().enumerate() {
+        for (k, scalar) in statement.scalars.iter().enumerate() {
+            let tokens = scalar.tokens.to_string();
+            out.push_str(&format!("  statement {s}: ${k} = {tokens}\n"));
+        }
+    }
+    out
+}
+
+/// FLOPs and temporaries at the given extents, products pair by pair in the order the
+/// run-time planner picks; an error if an index has no extent or an extent names no index.
+fn cost_report(plan: &lower::Plan, extents: &HashMap<String, usize>) -> Result<String, String> {
+    let planner = |extents: &[usize], factors: &[u64], out: u64| {
+        tensor_dsl_runtime::network::planned_pairs(extents, factors, out)
+            .into_iter()
+            .map(|pair| (pair.left, pair.right, pair.kept))
+            .collect()
+    };
+    let cost = lower::cost(plan, extents, &planner);
+    if !cost.unknown.is_empty() {
+        return Err(format!(
+            "error: no --extent for {} (give one for every index: {})\n",
+            cost.unknown.join(", "),
+            cost.indices.join(", ")
+        ));
+    }
+    let mut stray: Vec<&String> = extents
+        .keys()
+        .filter(|name| !cost.indices.contains(name))
+        .collect();
+    stray.sort();
+    if let Some(name) = stray.first() {
+        return Err(format!(
+            "error: --extent {name}=…: the block has no index `{name}` (its indices: {})\n",
+            cost.indices.join(", ")
+        ));
+    }
+    let mut out = String::from("\ncost:\n");
+    for network in &cost.networks {
+        out.push_str(&format!(
+            "  statement {}, step {}: pairwise, in the planner's order:\n",
+            network.statement, network.step
+        ));
+        for pair in &network.pairs {
+            let temporary = match pair.temporary {
+                Some(elements) => format!(", temporary of {elements} elements"),
+                None => String::new(),
+            };
+            out.push_str(&format!(
+                "    {} = {} * {}: {} FLOP{temporary}\n",
+                pair.result, pair.left, pair.right, pair.flops
+            ));
+        }
+    }
+    out.push_str(&format!("  {} FLOP\n", cost.flops));
+    out.push_str(&format!(
+        "  temporaries: {} elements ({} bytes as f32, {} as f64)\n",
+        cost.temporary_elements,
+        cost.temporary_elements * 4,
+        cost.temporary_elements * 8
+    ));
     Ok(out)
 }
 
@@ -238,6 +296,43 @@ mod tests {
             "error: index `i` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here\n \
              --> <input>:1:6\n  |\n1 | c[i, i] = a[i];\n  |      ^\n"
         );
+    }
+
+    #[test]
+    fn products_are_costed_in_the_planners_order() {
+        // 1000 × 10 · 10 × 1000 · 1000 × 10: the planner contracts b·c first (10 × 10), into a
+        // temporary laid out in loop order (l before j).
+        let report = explain(&options(
+            "let d[i, l] = a[i, j] * b[j, k] * c[k, l];",
+            &[("i", 1000), ("j", 10), ("k", 1000), ("l", 10)],
+        ))
+        .expect("valid input");
+        assert!(
+            report.contains("t0[l,j] = b[j,k] * c[k,l]: 200000 FLOP, temporary of 100 elements"),
+            "{report}"
+        );
+        assert!(
+            report.contains("d[i,l] = a[i,j] * t0[l,j]: 200000 FLOP"),
+            "{report}"
+        );
+        assert!(report.contains("  400000 FLOP\n"), "{report}");
+        assert!(report.contains("temporaries: 100 elements"), "{report}");
+    }
+
+    #[test]
+    fn missing_and_stray_extents_are_errors_and_scalars_have_a_legend() {
+        let block = "let c[i, j] = a[i, k] * b[k, j] / { d.sqrt() } * beta;";
+        let error = explain(&options(block, &[("i", 2), ("j", 3)])).unwrap_err();
+        assert!(error.contains("no --extent for k"), "{error}");
+        let error = explain(&options(block, &[("i", 2), ("j", 3), ("k", 4), ("q", 5)]));
+        let error = error.unwrap_err();
+        assert!(error.contains("the block has no index `q`"), "{error}");
+        let report = explain(&options(block, &[("i", 2), ("j", 3), ("k", 4)])).unwrap();
+        assert!(
+            report.contains("statement 0: $0 = { d . sqrt () }"),
+            "{report}"
+        );
+        assert!(report.contains("statement 0: $1 = beta"), "{report}");
     }
 
     #[test]

@@ -23,7 +23,8 @@ mod element;
 mod error;
 mod gemm;
 mod kernel;
-mod network;
+#[doc(hidden)]
+pub mod network;
 mod shape;
 mod step;
 mod tensor;

@@ -110,32 +110,13 @@ impl<const L: usize> Pairing<L> {
     pub(crate) fn new<T, const N: usize>(step: &Step<'_, T, L, N>, cache: &PlanCache) -> Self {
         let extents = step.extents;
         let out = step.target.uses;
-        let order = cache.order(&extents, &step.operands.map(|o| o.uses), out);
-        let mut vars: Vec<u64> = step.operands.iter().map(|o| o.uses).collect();
-        let mut alive: Vec<bool> = vec![true; N];
-        let mut temporaries = Vec::new();
-        for (k, &(x, y)) in order.iter().enumerate() {
-            assert!(
-                x != y && alive[x] && alive[y],
-                "tensor-dsl bug: a contraction order must use each intermediate once"
-            );
-            alive[x] = false;
-            alive[y] = false;
-            let needed_later = (0..vars.len())
-                .filter(|&p| alive[p])
-                .fold(out, |mask, p| mask | vars[p]);
-            let last = k + 1 == order.len();
-            let kept = if last {
-                out
-            } else {
-                (vars[x] | vars[y]) & needed_later
-            };
-            if !last {
-                temporaries.push(temporary(&extents, kept));
-            }
-            vars.push(kept);
-            alive.push(true);
-        }
+        let factors = step.operands.map(|o| o.uses);
+        let order = cache.order(&extents, &factors, out);
+        let vars = intermediates(&factors, out, &order);
+        let temporaries = vars[N..vars.len() - 1]
+            .iter()
+            .map(|&kept| temporary(&extents, kept))
+            .collect();
         Pairing {
             order,
             vars,
@@ -188,6 +169,71 @@ impl<const L: usize> Pairing<L> {
             })
             .collect()
     }
+}
+
+/// The loops each intermediate uses: the factors', then, per contraction of `order`, those
+/// its operands use that a later contraction or the output needs (the last: the output's).
+///
+/// # Panics
+/// If `order` uses an intermediate twice or before it exists.
+fn intermediates(factors: &[u64], out: u64, order: &[(usize, usize)]) -> Vec<u64> {
+    let mut vars = factors.to_vec();
+    let mut alive = vec![true; factors.len()];
+    for (k, &(x, y)) in order.iter().enumerate() {
+        assert!(
+            x != y && x < vars.len() && y < vars.len() && alive[x] && alive[y],
+            "tensor-dsl bug: a contraction order must use each intermediate once"
+        );
+        alive[x] = false;
+        alive[y] = false;
+        let needed_later = (0..vars.len())
+            .filter(|&p| alive[p])
+            .fold(out, |mask, p| mask | vars[p]);
+        let kept = if k + 1 == order.len() {
+            out
+        } else {
+            (vars[x] | vars[y]) & needed_later
+        };
+        vars.push(kept);
+        alive.push(true);
+    }
+    vars
+}
+
+/// One pairwise contraction of a product as the run-time planner orders it: which
+/// intermediates it contracts (the factors are `0..n`, then one per contraction) and which
+/// loops its result keeps (bit `v`: loop `v`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlannedPair {
+    pub left: usize,
+    pub right: usize,
+    pub kept: u64,
+}
+
+/// The pairwise contractions `contract_network` runs for a product whose factors use the
+/// loops in `factors` (bit masks) and whose result keeps `out`, at these loop extents: what
+/// `tensor-dsl explain` reports, from the planner itself.
+///
+/// # Panics
+/// If there are fewer than two factors or more than 64 loops.
+#[doc(hidden)]
+pub fn planned_pairs(extents: &[usize], factors: &[u64], out: u64) -> Vec<PlannedPair> {
+    assert!(
+        factors.len() >= 2 && extents.len() <= 64,
+        "a product of two or more factors over at most 64 loops"
+    );
+    let order = plan(extents, factors, out);
+    let vars = intermediates(factors, out, &order);
+    order
+        .iter()
+        .enumerate()
+        .map(|(k, &(left, right))| PlannedPair {
+            left,
+            right,
+            kept: vars[factors.len() + k],
+        })
+        .collect()
 }
 
 /// The elements of a row-major temporary over the loops in `kept` (in loop order), and each

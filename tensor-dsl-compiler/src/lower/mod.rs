@@ -8,7 +8,7 @@
 
 mod cost;
 
-pub use cost::{cost, Cost};
+pub use cost::{cost, Cost, NetworkCost, NetworkPlanner, PairCost};
 
 use crate::ir::display::write_sum;
 use crate::ir::{AssignOp, BinaryOp, Expr, IndexVar, Program, Scale, Term, Update};
