@@ -1,8 +1,8 @@
 //! The workloads users compare us on, each run in one criterion group against what they would
 //! otherwise write: naive loops, ndarray (`dot`, `Zip`, `sum_axis`) or `ndarray-einsum`, and
-//! direct `matrixmultiply` GEMM calls on the same shapes. Throughput is FLOPs (contractions) or
-//! bytes moved (element-wise work), so criterion prints GFLOP/s or GB/s; `benches/report.py`
-//! turns the results into the README's table of rates and ratios.
+//! direct GEMM calls (`matrixmultiply` and the `gemm` crate) on the same shapes. Throughput is
+//! FLOPs (contractions) or bytes moved (element-wise work), so criterion prints GFLOP/s or GB/s;
+//! `benches/report.py` turns the results into the README's table of rates and ratios.
 //!
 //!     cargo bench --bench workloads                     # every workload
 //!     RAYON_NUM_THREADS=1 cargo bench --bench workloads  # one thread
@@ -81,6 +81,48 @@ fn sgemm(
     }
 }
 
+/// `C ← A B + β C` with the `gemm` crate (its run-time-selected kernels, one thread).
+fn gemm_crate(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: Matrix,
+    b: Matrix,
+    beta: f32,
+    c: (&mut [f32], isize, isize),
+) {
+    // SAFETY: the callers pass strides that stay inside the slices.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.0.as_mut_ptr(),
+            c.2,
+            c.1,
+            beta != 0.0,
+            a.0.as_ptr(),
+            a.2,
+            a.1,
+            b.0.as_ptr(),
+            b.2,
+            b.1,
+            beta,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
+    }
+}
+
+/// A direct GEMM call of one of the crates compared against.
+type Gemm = fn(usize, usize, usize, Matrix, Matrix, f32, (&mut [f32], isize, isize));
+
+/// The direct GEMM calls `tensor!` is compared with, by name.
+const GEMMS: [(&str, Gemm); 2] = [("matrixmultiply", sgemm), ("gemm crate", gemm_crate)];
+
 fn gemm_1024(c: &mut Criterion) {
     let n = 1024;
     let (a, b) = (data(&[n, n], 0), data(&[n, n], 1));
@@ -94,21 +136,23 @@ fn gemm_1024(c: &mut Criterion) {
     g.bench_function("tensor!", |bench| {
         bench.iter(|| tensor! { out[i, j] = a[i, k] * b[k, j]; })
     });
-    g.bench_function("matrixmultiply", |bench| {
-        let mut c = vec![0.0f32; n * n];
-        let s = n as isize;
-        bench.iter(|| {
-            sgemm(
-                n,
-                n,
-                n,
-                (a.as_slice(), s, 1),
-                (b.as_slice(), s, 1),
-                0.0,
-                (&mut c, s, 1),
-            )
-        })
-    });
+    for (name, gemm) in GEMMS {
+        g.bench_function(name, |bench| {
+            let mut c = vec![0.0f32; n * n];
+            let s = n as isize;
+            bench.iter(|| {
+                gemm(
+                    n,
+                    n,
+                    n,
+                    (a.as_slice(), s, 1),
+                    (b.as_slice(), s, 1),
+                    0.0,
+                    (&mut c, s, 1),
+                )
+            })
+        });
+    }
     g.bench_function("ndarray dot", |bench| bench.iter(|| black_box(aa.dot(&bb))));
     g.finish();
 }
@@ -129,17 +173,19 @@ fn seed_contraction(c: &mut Criterion) {
             c
         })
     });
-    g.bench_function("matrixmultiply (one strided GEMM per l)", |bench| {
-        let mut c = vec![0.0f32; ni * nj];
-        bench.iter(|| {
-            for l in 0..nl {
-                let beta = if l == 0 { 0.0 } else { 1.0 };
-                let a = (&a.as_slice()[l..], (nk * nl) as isize, nl as isize);
-                let b = (&b.as_slice()[l..], (nj * nl) as isize, nl as isize);
-                sgemm(ni, nk, nj, a, b, beta, (&mut c, nj as isize, 1));
-            }
-        })
-    });
+    for (name, gemm) in GEMMS {
+        g.bench_function(format!("{name} (one strided GEMM per l)"), |bench| {
+            let mut c = vec![0.0f32; ni * nj];
+            bench.iter(|| {
+                for l in 0..nl {
+                    let beta = if l == 0 { 0.0 } else { 1.0 };
+                    let a = (&a.as_slice()[l..], (nk * nl) as isize, nl as isize);
+                    let b = (&b.as_slice()[l..], (nj * nl) as isize, nl as isize);
+                    gemm(ni, nk, nj, a, b, beta, (&mut c, nj as isize, 1));
+                }
+            })
+        });
+    }
     g.bench_function("ndarray-einsum", |bench| {
         bench.iter(|| ndarray_einsum::einsum("ikl,kjl->ij", &[&aa, &bb]).unwrap())
     });
@@ -175,20 +221,22 @@ fn batched_matmul(c: &mut Criterion) {
     g.bench_function("tensor!", |bench| {
         bench.iter(|| tensor! { out[z, i, j] = a[z, i, k] * b[z, k, j]; })
     });
-    g.bench_function("matrixmultiply (loop of GEMMs)", |bench| {
-        let mut c = vec![0.0f32; nb * n * n];
-        let s = n as isize;
-        bench.iter(|| {
-            for z in 0..nb {
-                let r = z * n * n..(z + 1) * n * n;
-                let (a, b) = (
-                    (&a.as_slice()[r.clone()], s, 1),
-                    (&b.as_slice()[r.clone()], s, 1),
-                );
-                sgemm(n, n, n, a, b, 0.0, (&mut c[r], s, 1));
-            }
-        })
-    });
+    for (name, gemm) in GEMMS {
+        g.bench_function(format!("{name} (loop of GEMMs)"), |bench| {
+            let mut c = vec![0.0f32; nb * n * n];
+            let s = n as isize;
+            bench.iter(|| {
+                for z in 0..nb {
+                    let r = z * n * n..(z + 1) * n * n;
+                    let (a, b) = (
+                        (&a.as_slice()[r.clone()], s, 1),
+                        (&b.as_slice()[r.clone()], s, 1),
+                    );
+                    gemm(n, n, n, a, b, 0.0, (&mut c[r], s, 1));
+                }
+            })
+        });
+    }
     g.bench_function("ndarray dot per batch", |bench| {
         let a3 = aa.view().into_dimensionality::<ndarray::Ix3>().unwrap();
         let b3 = bb.view().into_dimensionality::<ndarray::Ix3>().unwrap();

@@ -51,8 +51,9 @@ pub trait Element:
     fn powi(self, exponent: i32) -> Self;
 
     /// `C ← α A B + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n` matrix C
-    /// given by row and column strides in elements (matrixmultiply's `sgemm`/`dgemm`). With
-    /// β = 0, C is not read.
+    /// given by row and column strides in elements, on one thread. With β = 0, C is not read.
+    /// The `gemm` crate's kernels, chosen at run time for the CPU (AVX-512, AVX2 with FMA, or
+    /// portable code).
     ///
     /// # Safety
     /// Every element the strides address must be valid: A and B for reads, C for reads and
@@ -72,7 +73,7 @@ pub trait Element:
 }
 
 macro_rules! impl_element {
-    ($($t:ident $gemm:ident)*) => {$(
+    ($($t:ident)*) => {$(
         impl sealed::Sealed for $t {}
 
         impl Element for $t {
@@ -135,13 +136,35 @@ macro_rules! impl_element {
                 beta: Self,
                 (c, rsc, csc): (*mut Self, isize, isize),
             ) {
-                // SAFETY: forwarded from this function's contract.
+                // SAFETY: forwarded from this function's contract. The `gemm` crate computes
+                // `dst ← α′ dst + β′ lhs rhs` (reading dst only when asked), taking column
+                // strides before row strides: α′ is our β, β′ our α.
                 unsafe {
-                    matrixmultiply::$gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        c,
+                        csc,
+                        rsc,
+                        beta != 0.0,
+                        a,
+                        csa,
+                        rsa,
+                        b,
+                        csb,
+                        rsb,
+                        beta,
+                        alpha,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    )
                 }
             }
         }
     )*};
 }
 
-impl_element!(f32 sgemm f64 dgemm);
+impl_element!(f32 f64);
