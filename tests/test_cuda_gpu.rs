@@ -9,8 +9,11 @@
 //! `TDSL_CUDA_DEVICE=0 cargo test --features cuda --test test_acceptance_cuda`.
 #![cfg(feature = "cuda")]
 
+mod common;
+
 use std::time::Instant;
 
+use common::data;
 use tensor_dsl::cuda::{CudaDevice, CudaTensor};
 use tensor_dsl::{tensor, Tensor};
 
@@ -18,23 +21,9 @@ fn gpu() -> CudaDevice {
     CudaDevice::new(0).expect("these tests need a CUDA GPU")
 }
 
-fn filled(shape: &[usize], seed: u64) -> Tensor<f64> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    Tensor::from_fn(shape, |_| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % 2001) as f64 / 1000.0 - 1.0
-    })
-}
-
+/// A device result equals the host's (shared tolerance rule of `common::assert_close`).
 fn assert_close(host: &Tensor<f64>, device: &CudaTensor<f64>) {
-    let device = device.to_host().unwrap();
-    assert_eq!(host.shape(), device.shape());
-    let scale = host.as_slice().iter().fold(1.0f64, |m, x| m.max(x.abs()));
-    for (x, y) in host.as_slice().iter().zip(device.as_slice()) {
-        assert!((x - y).abs() <= 1e-11 * scale, "{x} vs {y}");
-    }
+    common::assert_close(&device.to_host().unwrap(), host, 1e-11);
 }
 
 #[test]
@@ -48,10 +37,10 @@ fn statements_equal_the_host() {
         (0, 4, 3),
         (64, 64, 64),
     ] {
-        let a = filled(&[m, k], 1);
-        let b = filled(&[k, n], 2);
-        let x = filled(&[3, m, k], 3);
-        let mut c = filled(&[m, n], 4);
+        let a = data::<f64>(&[m, k], 1);
+        let b = data::<f64>(&[k, n], 2);
+        let x = data::<f64>(&[3, m, k], 3);
+        let mut c = data::<f64>(&[m, n], 4);
         let (da, db, dx) = (
             CudaTensor::from_host(&device, &a).unwrap(),
             CudaTensor::from_host(&device, &b).unwrap(),
@@ -82,8 +71,8 @@ fn statements_equal_the_host() {
 #[ignore = "needs a CUDA GPU"]
 fn beta_zero_overwrites_nan() {
     let device = gpu();
-    let a = CudaTensor::from_host(&device, &filled(&[40, 30], 1)).unwrap();
-    let b = CudaTensor::from_host(&device, &filled(&[30, 20], 2)).unwrap();
+    let a = CudaTensor::from_host(&device, &data::<f64>(&[40, 30], 1)).unwrap();
+    let b = CudaTensor::from_host(&device, &data::<f64>(&[30, 20], 2)).unwrap();
     let nan = Tensor::from_fn([40, 20], |_| f64::NAN);
     let mut c = CudaTensor::from_host(&device, &nan).unwrap();
     let mut d = CudaTensor::from_host(&device, &nan).unwrap();
@@ -111,8 +100,8 @@ fn beta_zero_overwrites_nan() {
 fn tensors_of_another_device_are_an_error() {
     let device = gpu();
     let simulator = CudaDevice::simulator();
-    let a = CudaTensor::from_host(&device, &filled(&[4, 3], 1)).unwrap();
-    let b = CudaTensor::from_host(&simulator, &filled(&[3, 2], 2)).unwrap();
+    let a = CudaTensor::from_host(&device, &data::<f64>(&[4, 3], 1)).unwrap();
+    let b = CudaTensor::from_host(&simulator, &data::<f64>(&[3, 2], 2)).unwrap();
     let outcome = std::panic::catch_unwind(|| {
         tensor! { let c[i, j] = a[i, k] * b[k, j]; }
         c
@@ -130,7 +119,7 @@ fn tensors_of_another_device_are_an_error() {
 #[ignore = "needs a CUDA GPU"]
 fn a_second_run_compiles_nothing() {
     let device = gpu();
-    let a = CudaTensor::from_host(&device, &filled(&[9, 5], 1)).unwrap();
+    let a = CudaTensor::from_host(&device, &data::<f64>(&[9, 5], 1)).unwrap();
     let mut compiled = Vec::new();
     for _ in 0..2 {
         tensor! { let b[i] = tanh(a[i, k]) * a[i, k]; }

@@ -2,30 +2,17 @@
 //! generated CUDA modules compiled by the host C++ compiler.
 #![cfg(feature = "cuda")]
 
+mod common;
+
+use common::data;
 use tensor_dsl::cuda::{CudaDevice, CudaTensor};
 use tensor_dsl::{tensor, Tensor};
-
-fn filled(shape: &[usize], seed: u64) -> Tensor<f64> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let len: usize = shape.iter().product();
-    let data: Vec<f64> = (0..len)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
-        })
-        .collect();
-    Tensor::from_shape_vec(shape.to_vec(), data).unwrap()
-}
 
 #[test]
 fn matmul_and_sum_match_the_host() {
     let device = CudaDevice::simulator();
-    let a = filled(&[7, 13], 1);
-    let b = filled(&[13, 5], 2);
+    let a = data::<f64>(&[7, 13], 1);
+    let b = data::<f64>(&[13, 5], 2);
     let da = CudaTensor::from_host(&device, &a).unwrap();
     let db = CudaTensor::from_host(&device, &b).unwrap();
     tensor! { let c[i, j] = a[i, k] * b[k, j]; let s = 2 * c[i, j] * c[i, j]; }
@@ -37,13 +24,9 @@ fn matmul_and_sum_match_the_host() {
     assert!((s - ds).abs() < 1e-10, "{s} vs {ds}");
 }
 
+/// A device result equals the host's (shared tolerance rule of `common::assert_close`).
 fn assert_close(host: &Tensor<f64>, device: &CudaTensor<f64>) {
-    let device = device.to_host().unwrap();
-    assert_eq!(host.shape(), device.shape());
-    let scale = host.as_slice().iter().fold(1.0f64, |m, x| m.max(x.abs()));
-    for (x, y) in host.as_slice().iter().zip(device.as_slice()) {
-        assert!((x - y).abs() <= 1e-12 * scale, "{x} vs {y}");
-    }
+    common::assert_close(&device.to_host().unwrap(), host, 1e-12);
 }
 
 #[test]
@@ -52,9 +35,9 @@ fn ragged_shapes_past_the_block_size_scalars_positions_and_updates() {
     let w = 0.75;
     // 300 × 70: rows of 70 summed points (a block per element), outputs past one block.
     for (m, k) in [(300, 70), (1, 1), (7, 13), (0, 5), (5, 0), (513, 3)] {
-        let a = filled(&[m, k, 2], 3);
-        let b = filled(&[k], 4);
-        let mut c = filled(&[m], 5);
+        let a = data::<f64>(&[m, k, 2], 3);
+        let b = data::<f64>(&[k], 4);
+        let mut c = data::<f64>(&[m], 5);
         let da = CudaTensor::from_host(&device, &a).unwrap();
         let db = CudaTensor::from_host(&device, &b).unwrap();
         let mut dc = CudaTensor::from_host(&device, &c).unwrap();
@@ -125,10 +108,10 @@ fn no_driver_or_device_is_an_error_not_a_panic() {
 #[test]
 fn contractions_run_as_cublas_calls_and_match_the_host() {
     let device = CudaDevice::simulator();
-    let a = filled(&[7, 13], 1);
-    let b = filled(&[13, 5], 2);
-    let x = filled(&[3, 7, 13], 3);
-    let y = filled(&[13, 3, 5], 4);
+    let a = data::<f64>(&[7, 13], 1);
+    let b = data::<f64>(&[13, 5], 2);
+    let x = data::<f64>(&[3, 7, 13], 3);
+    let y = data::<f64>(&[13, 3, 5], 4);
     let (da, db) = (
         CudaTensor::from_host(&device, &a).unwrap(),
         CudaTensor::from_host(&device, &b).unwrap(),
@@ -137,7 +120,7 @@ fn contractions_run_as_cublas_calls_and_match_the_host() {
         CudaTensor::from_host(&device, &x).unwrap(),
         CudaTensor::from_host(&device, &y).unwrap(),
     );
-    let mut c = filled(&[5, 7], 5);
+    let mut c = data::<f64>(&[5, 7], 5);
     let mut dc = CudaTensor::from_host(&device, &c).unwrap();
     let before = device.stats();
     tensor! {
@@ -166,8 +149,8 @@ fn contractions_run_as_cublas_calls_and_match_the_host() {
 #[test]
 fn beta_zero_overwrites_nan_and_modules_compile_once() {
     let device = CudaDevice::simulator();
-    let a = filled(&[6, 4], 1);
-    let b = filled(&[4, 3], 2);
+    let a = data::<f64>(&[6, 4], 1);
+    let b = data::<f64>(&[4, 3], 2);
     let (da, db) = (
         CudaTensor::from_host(&device, &a).unwrap(),
         CudaTensor::from_host(&device, &b).unwrap(),
@@ -204,9 +187,9 @@ fn beta_zero_overwrites_nan_and_modules_compile_once() {
 fn views_match_the_host() {
     let device = CudaDevice::simulator();
     for (m, k, n) in [(7, 13, 5), (1, 1, 1), (40, 37, 33), (0, 3, 2)] {
-        let a = filled(&[k + 2, m], 1); // read transposed and sliced
-        let b = filled(&[3, k, n + 1], 2); // a slice of the middle plane, narrowed
-        let mut c = filled(&[n, m + 3], 3); // written transposed and sliced
+        let a = data::<f64>(&[k + 2, m], 1); // read transposed and sliced
+        let b = data::<f64>(&[3, k, n + 1], 2); // a slice of the middle plane, narrowed
+        let mut c = data::<f64>(&[n, m + 3], 3); // written transposed and sliced
         let da = CudaTensor::from_host(&device, &a).unwrap();
         let db = CudaTensor::from_host(&device, &b).unwrap();
         let dc = CudaTensor::from_host(&device, &c).unwrap();
@@ -238,13 +221,13 @@ fn views_match_the_host() {
 #[test]
 fn networks_through_device_temporaries() {
     let device = CudaDevice::simulator();
-    let a = filled(&[6, 5, 4], 1);
-    let b = filled(&[5, 7], 2);
-    let d = filled(&[7, 3], 3);
-    let e = filled(&[4, 3], 4);
+    let a = data::<f64>(&[6, 5, 4], 1);
+    let b = data::<f64>(&[5, 7], 2);
+    let d = data::<f64>(&[7, 3], 3);
+    let e = data::<f64>(&[4, 3], 4);
     let to = |t: &Tensor<f64>| CudaTensor::from_host(&device, t).unwrap();
     let (da, db, dd, de) = (to(&a), to(&b), to(&d), to(&e));
-    let mut c = filled(&[6, 3], 5);
+    let mut c = data::<f64>(&[6, 3], 5);
     let mut dc = to(&c);
     let before = device.stats();
     tensor! { c[i, l] = 0.5 * c[i, l] + 2 * a[i, k, m] * b[k, j] * d[j, l] * e[m, l]; }

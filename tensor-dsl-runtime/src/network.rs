@@ -61,18 +61,18 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     }
     let pairing = Pairing::new(&step, cache);
     // Allocated before any contraction runs, and alive until the last.
-    let mut buffers: Vec<Vec<T>> = pairing
-        .temporaries
-        .iter()
-        .map(|&(len, _)| vec![T::ZERO; len])
-        .collect();
-    let starts: Vec<(*mut T, usize)> = buffers
-        .iter_mut()
-        .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
-        .collect();
-    for pair in pairing.steps(&step, &starts, Memory::Host) {
+    let mut buffers = pairing.host_temporaries::<T>();
+    for pair in pairing.steps(&step, &starts(&mut buffers), Memory::Host) {
         contract(pair);
     }
+}
+
+/// Each buffer's start and length, as [`Pairing::steps`] takes them.
+pub(crate) fn starts<T>(buffers: &mut [Vec<T>]) -> Vec<(*mut T, usize)> {
+    buffers
+        .iter_mut()
+        .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
+        .collect()
 }
 
 /// The product of a point's operand values.
@@ -122,6 +122,14 @@ impl<const L: usize> Pairing<L> {
             vars,
             temporaries,
         }
+    }
+
+    /// Zeroed host buffers for [`Pairing::temporaries`].
+    pub(crate) fn host_temporaries<T: Element>(&self) -> Vec<Vec<T>> {
+        self.temporaries
+            .iter()
+            .map(|&(len, _)| vec![T::ZERO; len])
+            .collect()
     }
 
     /// The pairwise steps, in execution order, over zeroed temporaries at `buffers` (start and

@@ -99,17 +99,12 @@ impl Backend for Host {
 /// A device: every step is its generated module, launched there.
 pub struct Device(pub(crate) CudaDevice);
 
-impl Device {
-    #[track_caller]
-    fn run<T: Element, const L: usize, const N: usize>(
-        &self,
-        step: Step<'_, T, L, N>,
-        kernel: &Kernel<'_>,
-        scalars: &[T],
-    ) {
-        if let Err(error) = self.0.run_step(kernel, step, scalars) {
-            panic!("{error}");
-        }
+/// A device failure inside `tensor!`: a panic with the error's message at the macro call.
+#[track_caller]
+fn or_panic<V>(result: Result<V, super::CudaError>) -> V {
+    match result {
+        Ok(value) => value,
+        Err(error) => panic!("{error}"),
     }
 }
 
@@ -122,10 +117,7 @@ impl Backend for Device {
         _witness: &W,
         shape: [usize; R],
     ) -> CudaTensor<W::Elem> {
-        match CudaTensor::zeros(&self.0, shape) {
-            Ok(tensor) => tensor,
-            Err(error) => panic!("{error}"),
-        }
+        or_panic(CudaTensor::zeros(&self.0, shape))
     }
     #[track_caller]
     fn evaluate<T: Element, const L: usize, const N: usize>(
@@ -135,7 +127,7 @@ impl Backend for Device {
         kernel: &Kernel<'_>,
         scalars: &[T],
     ) {
-        self.run(step, kernel, scalars)
+        or_panic(self.0.run_step(kernel, step, scalars))
     }
     #[track_caller]
     fn contract<T: Element, const L: usize>(
@@ -144,9 +136,7 @@ impl Backend for Device {
         kernel: &Kernel<'_>,
         scalars: &[T],
     ) {
-        if let Err(error) = self.0.run_contraction(kernel, step, scalars) {
-            panic!("{error}");
-        }
+        or_panic(self.0.run_contraction(kernel, step, scalars))
     }
     #[track_caller]
     fn contract_network<T: Element, const L: usize, const N: usize>(
@@ -156,9 +146,7 @@ impl Backend for Device {
         kernel: &Kernel<'_>,
         scalars: &[T],
     ) {
-        if let Err(error) = self.0.run_network(kernel, step, cache, scalars) {
-            panic!("{error}");
-        }
+        or_panic(self.0.run_network(kernel, step, cache, scalars))
     }
 }
 

@@ -201,18 +201,28 @@ impl CudaDevice {
         step: Step<'_, T, L, 2>,
         scalars: &[T],
     ) -> Result<(), CudaError> {
-        let Some(calls) = cublas::calls(&step) else {
-            return self.run_step(kernel, step, scalars);
-        };
+        match cublas::calls(&step) {
+            Some(calls) => self.run_calls(&step, &calls),
+            None => self.run_step(kernel, step, scalars),
+        }
+    }
+
+    /// A two-operand step's cuBLAS calls: cuBLAS on a GPU, its host definition on the
+    /// simulator (whose memory is the host's).
+    fn run_calls<T: Element, const L: usize>(
+        &self,
+        step: &Step<'_, T, L, 2>,
+        calls: &[cublas::Call<T>],
+    ) -> Result<(), CudaError> {
         let counters = &self.inner.counters;
         match &self.inner.backend {
             Backend::Simulator(_) => {
                 if step.memory != [Memory::Host; 2] {
                     return Err(CudaError::DeviceMismatch);
                 }
-                cublas::on_host(&step, &calls, counters)
+                cublas::on_host(step, calls, counters)
             }
-            Backend::Gpu(gpu) => gpu.gemm(&step, &calls, counters),
+            Backend::Gpu(gpu) => gpu.gemm(step, calls, counters),
         }
     }
 
@@ -232,51 +242,35 @@ impl CudaDevice {
             return self.run_step(kernel, step, scalars);
         }
         let pairing = Pairing::new(&step, cache);
-        let counters = &self.inner.counters;
-        match &self.inner.backend {
+        // The temporaries, alive until the calls have run (on a GPU, freed in stream order
+        // after them).
+        let mut host_buffers: Vec<Vec<T>> = Vec::new();
+        let mut gpu_buffers = Vec::new();
+        let starts: Vec<(*mut T, usize)> = match &self.inner.backend {
             Backend::Simulator(_) => {
-                let mut buffers: Vec<Vec<T>> = pairing
-                    .temporaries
-                    .iter()
-                    .map(|&(len, _)| vec![T::ZERO; len])
-                    .collect();
-                let starts: Vec<(*mut T, usize)> = buffers
-                    .iter_mut()
-                    .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
-                    .collect();
-                let pairs = pairing.steps(&step, &starts, memory);
-                let Some(calls) = all_calls(&pairs) else {
-                    drop(pairs);
-                    return self.run_step(kernel, step, scalars);
-                };
-                for (pair, calls) in pairs.iter().zip(&calls) {
-                    cublas::on_host(pair, calls, counters)?;
-                }
-                Ok(())
+                host_buffers = pairing.host_temporaries();
+                network::starts(&mut host_buffers)
             }
             Backend::Gpu(gpu) => {
-                let buffers = pairing
-                    .temporaries
-                    .iter()
-                    .map(|&(len, _)| gpu.stream.alloc_zeros::<T>(len.max(1)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let starts: Vec<(*mut T, usize)> = buffers
+                for &(len, _) in &pairing.temporaries {
+                    gpu_buffers.push(gpu.stream.alloc_zeros::<T>(len.max(1))?);
+                }
+                gpu_buffers
                     .iter()
                     .map(|buffer| (buffer.device_ptr(&gpu.stream).0 as *mut T, buffer.len()))
-                    .collect();
-                let pairs = pairing.steps(&step, &starts, memory);
-                let Some(calls) = all_calls(&pairs) else {
-                    drop(pairs);
-                    return self.run_step(kernel, step, scalars);
-                };
-                for (pair, calls) in pairs.iter().zip(&calls) {
-                    gpu.gemm(pair, calls, counters)?;
-                }
-                // The temporaries are freed in stream order, after the calls that use them.
-                drop(buffers);
-                Ok(())
+                    .collect()
             }
+        };
+        let pairs = pairing.steps(&step, &starts, memory);
+        let Some(calls) = pairs.iter().map(cublas::calls).collect::<Option<Vec<_>>>() else {
+            drop(pairs);
+            return self.run_step(kernel, step, scalars);
+        };
+        for (pair, calls) in pairs.iter().zip(&calls) {
+            self.run_calls(pair, calls)?;
         }
+        drop((host_buffers, gpu_buffers));
+        Ok(())
     }
 
     /// Waits until the device has finished all work queued so far (reading results with
@@ -394,11 +388,4 @@ impl std::fmt::Debug for CudaDevice {
             Backend::Gpu(gpu) => write!(f, "CudaDevice({}, {})", gpu.ordinal, gpu.arch),
         }
     }
-}
-
-/// The cuBLAS calls of every pairwise step, or `None` if some pair has none.
-fn all_calls<T: Element, const L: usize>(
-    pairs: &[Step<'_, T, L, 2>],
-) -> Option<Vec<Vec<cublas::Call<T>>>> {
-    pairs.iter().map(cublas::calls).collect()
 }
