@@ -268,58 +268,60 @@ fn four_index_transform(c: &mut Criterion) {
             tensor! { d[p, q, r, s] = cm[p, a] * cm[q, b] * cm[r, e] * cm[s, f] * gt[a, b, e, f]; }
         })
     });
-    g.bench_function("matrixmultiply (four staged GEMMs)", |bench| {
-        let (n2, n3) = (n * n, n * n * n);
-        let mut t = [
-            vec![0.0f32; n3 * n],
-            vec![0.0f32; n3 * n],
-            vec![0.0f32; n3 * n],
-            vec![0.0f32; n3 * n],
-        ];
-        let cs = cm.as_slice();
-        let (ni, n2i, n3i) = (n as isize, n2 as isize, n3 as isize);
-        bench.iter(|| {
-            let [t1, t2, t3, out] = &mut t;
-            // t1[p, bcd] = c[p, a] g[a, bcd]
-            sgemm(
-                n,
-                n,
-                n3,
-                (cs, ni, 1),
-                (gt.as_slice(), n3i, 1),
-                0.0,
-                (t1, n3i, 1),
-            );
-            // t2[p, q, cd] = c[q, b] t1[p, b, cd]
-            for p in 0..n {
-                let r = p * n3..(p + 1) * n3;
+    for (name, sgemm) in GEMMS {
+        g.bench_function(format!("{name} (four staged GEMMs)"), |bench| {
+            let (n2, n3) = (n * n, n * n * n);
+            let mut t = [
+                vec![0.0f32; n3 * n],
+                vec![0.0f32; n3 * n],
+                vec![0.0f32; n3 * n],
+                vec![0.0f32; n3 * n],
+            ];
+            let cs = cm.as_slice();
+            let (ni, n2i, n3i) = (n as isize, n2 as isize, n3 as isize);
+            bench.iter(|| {
+                let [t1, t2, t3, out] = &mut t;
+                // t1[p, bcd] = c[p, a] g[a, bcd]
                 sgemm(
                     n,
                     n,
-                    n2,
+                    n3,
                     (cs, ni, 1),
-                    (&t1[r.clone()], n2i, 1),
+                    (gt.as_slice(), n3i, 1),
                     0.0,
-                    (&mut t2[r], n2i, 1),
+                    (t1, n3i, 1),
                 );
-            }
-            // t3[p, q, r, d] = c[r, c] t2[p, q, c, d]
-            for pq in 0..n2 {
-                let r = pq * n2..(pq + 1) * n2;
-                sgemm(
-                    n,
-                    n,
-                    n,
-                    (cs, ni, 1),
-                    (&t2[r.clone()], ni, 1),
-                    0.0,
-                    (&mut t3[r], ni, 1),
-                );
-            }
-            // d[pqr, s] = t3[pqr, d] c[s, d]
-            sgemm(n3, n, n, (t3, ni, 1), (cs, 1, ni), 0.0, (out, ni, 1));
-        })
-    });
+                // t2[p, q, cd] = c[q, b] t1[p, b, cd]
+                for p in 0..n {
+                    let r = p * n3..(p + 1) * n3;
+                    sgemm(
+                        n,
+                        n,
+                        n2,
+                        (cs, ni, 1),
+                        (&t1[r.clone()], n2i, 1),
+                        0.0,
+                        (&mut t2[r], n2i, 1),
+                    );
+                }
+                // t3[p, q, r, d] = c[r, c] t2[p, q, c, d]
+                for pq in 0..n2 {
+                    let r = pq * n2..(pq + 1) * n2;
+                    sgemm(
+                        n,
+                        n,
+                        n,
+                        (cs, ni, 1),
+                        (&t2[r.clone()], ni, 1),
+                        0.0,
+                        (&mut t3[r], ni, 1),
+                    );
+                }
+                // d[pqr, s] = t3[pqr, d] c[s, d]
+                sgemm(n3, n, n, (t3, ni, 1), (cs, 1, ni), 0.0, (out, ni, 1));
+            })
+        });
+    }
     // One `einsum` call with all five operands runs out of memory (it builds an n⁸ product), so
     // this is four calls, one per stage, as a user would write it.
     g.bench_function("ndarray-einsum (four staged calls)", |bench| {

@@ -73,6 +73,35 @@ fn four_index_transform_with_five_factors() {
 }
 
 #[test]
+fn four_index_transforms_past_the_gemm_threshold_reuse_their_temporaries() {
+    // Extents past the GEMM threshold, so each stage is a GEMM over temporaries laid out for
+    // it; run in sequence, so later runs get the earlier runs' temporaries back with stale
+    // contents; and once into a permuted view, which changes the layouts chosen.
+    for (n, seed) in [(9, 0), (7, 1), (10, 2)] {
+        let c = data::<f64>(&[n, n], seed);
+        let g = data::<f64>(&[n, n, n, n], seed + 1);
+        let mut d = Tensor::<f64>::zeros([n, n, n, n]);
+        let transposed = d.view_mut().permuted_axes(&[3, 1, 0, 2]);
+        tensor! {
+            let e[p, q, r, s] = c[p, a] * c[q, b] * c[r, x] * c[s, f] * g[a, b, x, f];
+            transposed[p, q, r, s] = c[p, a] * c[q, b] * c[r, x] * c[s, f] * g[a, b, x, f];
+        }
+        let expected = reference(&[n, n, n, n], |ix| {
+            sum_over(&[n, n, n, n], |r| {
+                at(&c, &[ix[0], r[0]])
+                    * at(&c, &[ix[1], r[1]])
+                    * at(&c, &[ix[2], r[2]])
+                    * at(&c, &[ix[3], r[3]])
+                    * at(&g, &[r[0], r[1], r[2], r[3]])
+            })
+        });
+        assert_close(&e, &expected, 1e-10);
+        let back = d.view().permuted_axes(&[3, 1, 0, 2]).to_tensor();
+        assert_close(&back, &expected, 1e-10);
+    }
+}
+
+#[test]
 fn scalar_results_and_scalar_targets() {
     let x = data::<f64>(&[13], 0);
     let y = data::<f64>(&[13], 1);

@@ -257,6 +257,47 @@ impl<const L: usize> GemmPlan<L> {
     }
 }
 
+/// What a contraction `C = Σ A·B` over these loops costs as GEMM calls: how many of the
+/// matrices A, B and C have no unit stride (cuBLAS cannot take those, and the `gemm` crate
+/// packs them), then how many calls it makes. The loops each of A, B and C uses (`uses`, bit
+/// masks) give the roles, the strides which of them merge; every unmerged or batch loop
+/// multiplies the calls. Loops of extent 1 cost nothing. This is the measure by which a
+/// network's temporaries are laid out (`network::Pairing`).
+pub(crate) fn gemm_cost<const L: usize>(
+    extents: &[usize; L],
+    uses: [u64; 3],
+    strides: &[[isize; L]; 3],
+) -> (usize, usize) {
+    let [a, b, c] = uses;
+    let role_vars = |mask: u64| -> Vec<usize> {
+        (0..L)
+            .filter(|&var| mask >> var & 1 == 1 && extents[var] > 1)
+            .collect()
+    };
+    let refs = [&strides[0], &strides[1], &strides[2]];
+    let (m, m_rest) = merge(&role_vars(a & c & !b), extents, &refs, &[0, 2]);
+    let (n, n_rest) = merge(&role_vars(b & c & !a), extents, &refs, &[1, 2]);
+    let (k, k_rest) = merge(&role_vars(a & b & !c), extents, &refs, &[0, 1]);
+    // A matrix has a unit stride if either dimension does or spans at most one element.
+    let unit = |rows: Dimension, cols: Dimension, matrix: usize| {
+        [rows, cols]
+            .iter()
+            .any(|d| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1)
+    };
+    let strided = [unit(m, k, 0), unit(k, n, 1), unit(m, n, 2)]
+        .iter()
+        .filter(|&&has_unit| !has_unit)
+        .count();
+    let calls = role_vars(a & b & c)
+        .iter()
+        .chain(&m_rest)
+        .chain(&n_rest)
+        .chain(&k_rest)
+        .map(|&var| extents[var])
+        .product();
+    (strided, calls)
+}
+
 /// The largest chain of `vars` that forms one regular dimension in every operand of `used`
 /// (each next variable's stride is the chain's stride times its extent), and the variables left
 /// to loop over. Every variable starts a chain once, and a chain grows by the one variable that

@@ -4,21 +4,33 @@
 //! per call site and extents, so repeated calls do no search. Each pairwise contraction is a
 //! GEMM or a loop nest (`contract`).
 
+use std::any::Any;
 use std::sync::Mutex;
 
 use crate::access::Memory;
 use crate::element::Element;
-use crate::gemm::contract;
+use crate::gemm::{contract, gemm_cost};
 use crate::kernel::evaluate;
 use crate::step::{Bound, BoundTarget, Mode, Step};
+
+/// Each temporary's element count and loop strides.
+type Temporaries<const L: usize> = Vec<(usize, [isize; L])>;
 
 /// Pairwise contractions in execution order: intermediates `0..n` are the factors, each
 /// contraction adds the next.
 type Order = Vec<(usize, usize)>;
 
-/// Orders chosen so far at one call site, by extents.
+/// Plans chosen so far at one call site, by extents and strides: the contraction order and
+/// each temporary's layout.
 pub struct PlanCache {
-    plans: Mutex<Vec<(Vec<usize>, Order)>>,
+    plans: Mutex<Vec<(Vec<isize>, Planned)>>,
+}
+
+/// A network's order and its temporaries' element counts and loop strides.
+#[derive(Clone)]
+struct Planned {
+    order: Order,
+    temporaries: Vec<(usize, Vec<isize>)>,
 }
 
 impl PlanCache {
@@ -29,22 +41,22 @@ impl PlanCache {
         }
     }
 
-    fn order(&self, extents: &[usize], factors: &[u64], out: u64) -> Vec<(usize, usize)> {
+    fn planned(&self, key: Vec<isize>, choose: impl FnOnce() -> Planned) -> Planned {
         // A poisoned lock only means another thread panicked mid-insert; the list is intact.
         let mut plans = self
             .plans
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        if let Some((_, order)) = plans.iter().find(|(key, _)| key == extents) {
-            return order.clone();
+        if let Some((_, planned)) = plans.iter().find(|(known, _)| *known == key) {
+            return planned.clone();
         }
-        let order = plan(extents, factors, out);
+        let planned = choose();
         // A call site sees few distinct shapes; keep the most recent ones.
         if plans.len() == 16 {
             plans.remove(0);
         }
-        plans.push((extents.to_vec(), order.clone()));
-        order
+        plans.push((key, planned.clone()));
+        planned
     }
 }
 
@@ -68,11 +80,44 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
 }
 
 /// Each buffer's start and length, as [`Pairing::steps`] takes them.
-pub(crate) fn starts<T>(buffers: &mut [Vec<T>]) -> Vec<(*mut T, usize)> {
-    buffers
+pub(crate) fn starts<T: Element>(scratch: &mut Scratch<T>) -> Vec<(*mut T, usize)> {
+    scratch
+        .buffers
         .iter_mut()
         .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
         .collect()
+}
+
+thread_local! {
+    /// Temporaries of finished networks on this thread (each a `Vec<T>` of some element
+    /// type), so a statement run in a loop allocates and zeroes its temporaries once.
+    static SPARE: std::cell::Cell<Vec<Box<dyn Any>>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Spare buffers above this many bytes in all are freed rather than kept: a thread that once
+/// ran a huge network should not hold its memory forever.
+const SPARE_BYTES: usize = 64 << 20;
+
+/// A network's host temporaries; dropping it hands them back to this thread's spares.
+pub(crate) struct Scratch<T: Element> {
+    buffers: Vec<Vec<T>>,
+}
+
+impl<T: Element> Drop for Scratch<T> {
+    fn drop(&mut self) {
+        let mut spare = SPARE.with(|spare| spare.take());
+        for buffer in self.buffers.drain(..) {
+            let kept: usize = spare
+                .iter()
+                .filter_map(|b| b.downcast_ref::<Vec<T>>())
+                .map(|b| b.capacity() * std::mem::size_of::<T>())
+                .sum();
+            if kept + buffer.capacity() * std::mem::size_of::<T>() <= SPARE_BYTES {
+                spare.push(Box::new(buffer));
+            }
+        }
+        SPARE.with(|cell| cell.set(spare));
+    }
 }
 
 /// The product of a point's operand values.
@@ -99,7 +144,7 @@ pub(crate) struct Pairing<const L: usize> {
     vars: Vec<u64>,
     /// Per temporary (every contraction but the last): its elements, and each loop's stride
     /// in it (row-major over the loops it keeps, in loop order).
-    pub(crate) temporaries: Vec<(usize, [isize; L])>,
+    pub(crate) temporaries: Temporaries<L>,
 }
 
 impl<const L: usize> Pairing<L> {
@@ -111,25 +156,55 @@ impl<const L: usize> Pairing<L> {
         let extents = step.extents;
         let out = step.target.uses;
         let factors = step.operands.map(|o| o.uses);
-        let order = cache.order(&extents, &factors, out);
-        let vars = intermediates(&factors, out, &order);
-        let temporaries = vars[N..vars.len() - 1]
+        let strides: Vec<[isize; L]> = step.operands.iter().map(|o| o.strides).collect();
+        let key: Vec<isize> = (extents.iter().map(|&e| e as isize))
+            .chain(strides.iter().flatten().copied())
+            .chain(step.target.strides)
+            .collect();
+        let planned = cache.planned(key, || {
+            choose(&extents, &factors, out, &strides, &step.target.strides)
+        });
+        let vars = intermediates(&factors, out, &planned.order);
+        let temporaries = planned
+            .temporaries
             .iter()
-            .map(|&kept| temporary(&extents, kept))
+            .map(|(len, strides)| (*len, std::array::from_fn(|v| strides[v])))
             .collect();
         Pairing {
-            order,
+            order: planned.order,
             vars,
             temporaries,
         }
     }
 
-    /// Zeroed host buffers for [`Pairing::temporaries`].
-    pub(crate) fn host_temporaries<T: Element>(&self) -> Vec<Vec<T>> {
-        self.temporaries
+    /// Host buffers for [`Pairing::temporaries`], reused from earlier networks on this thread
+    /// where possible: their contents are stale, which is sound (they are initialized
+    /// elements) and harmless, because every temporary is written with `=` before it is read.
+    pub(crate) fn host_temporaries<T: Element>(&self) -> Scratch<T> {
+        let mut spare = SPARE.with(|spare| spare.take());
+        let buffers = self
+            .temporaries
             .iter()
-            .map(|&(len, _)| vec![T::ZERO; len])
-            .collect()
+            .map(|&(len, _)| {
+                // The smallest spare of this element type that holds `len` elements, else the
+                // largest (`resize` grows it).
+                let capacity = |at: usize| spare[at].downcast_ref::<Vec<T>>().map(Vec::capacity);
+                let fits = (0..spare.len()).filter(|&at| capacity(at).is_some_and(|c| c >= len));
+                let reused = fits.min_by_key(|&at| capacity(at)).or_else(|| {
+                    (0..spare.len())
+                        .filter(|&at| capacity(at).is_some())
+                        .max_by_key(|&at| capacity(at))
+                });
+                let mut buffer = match reused {
+                    Some(at) => *spare.swap_remove(at).downcast::<Vec<T>>().expect("checked"),
+                    None => Vec::new(),
+                };
+                buffer.resize(len, T::ZERO);
+                buffer
+            })
+            .collect();
+        SPARE.with(|cell| cell.set(spare));
+        Scratch { buffers }
     }
 
     /// The pairwise steps, in execution order, over zeroed temporaries at `buffers` (start and
@@ -244,21 +319,225 @@ pub fn planned_pairs(extents: &[usize], factors: &[u64], out: u64) -> Vec<Planne
         .collect()
 }
 
-/// The elements of a row-major temporary over the loops in `kept` (in loop order), and each
-/// loop's stride in it.
+/// The order and layouts a network runs with: among the orders with the fewest multiply-adds
+/// (all of them for up to 5 factors, the planner's one beyond), the one whose best layouts
+/// (see [`layouts`]) cost least as GEMM calls; ties go to the planner's order.
+fn choose<const L: usize>(
+    extents: &[usize; L],
+    factors: &[u64],
+    out: u64,
+    strides: &[[isize; L]],
+    target: &[isize; L],
+) -> Planned {
+    let mut best: Option<((usize, usize), Order, Temporaries<L>)> = None;
+    for order in cheapest_orders(extents, factors, out) {
+        let vars = intermediates(factors, out, &order);
+        let (calls, temporaries) = layouts(extents, &vars, &order, strides, target);
+        if best.as_ref().is_none_or(|(fewest, ..)| calls < *fewest) {
+            best = Some((calls, order, temporaries));
+        }
+    }
+    let (_, order, temporaries) = best.expect("the planner's order is always a candidate");
+    Planned {
+        order,
+        temporaries: (temporaries.into_iter())
+            .map(|(len, strides)| (len, strides.to_vec()))
+            .collect(),
+    }
+}
+
+/// The planner's order, then, for up to 5 factors, every other order with exactly as many
+/// multiply-adds (orders of equal cost differ in how well their steps map to GEMM calls).
+fn cheapest_orders(extents: &[usize], factors: &[u64], out: u64) -> Vec<Order> {
+    let planned = plan(extents, factors, out);
+    let mut orders = vec![planned.clone()];
+    if factors.len() <= 5 {
+        let cost = |order: &Order| contraction_cost(extents, factors, out, order);
+        let least = cost(&planned);
+        let mut every = Vec::new();
+        every_order(
+            &(0..factors.len()).collect::<Vec<_>>(),
+            factors.len(),
+            &mut Vec::new(),
+            &mut every,
+        );
+        orders.extend(
+            every
+                .into_iter()
+                .filter(|order| *order != planned && cost(order) <= least),
+        );
+    }
+    orders
+}
+
+/// Every sequence of pairwise contractions of the intermediates in `alive` (the next one
+/// gets index `next`), appended to `orders`.
+fn every_order(alive: &[usize], next: usize, prefix: &mut Order, orders: &mut Vec<Order>) {
+    if alive.len() == 1 {
+        orders.push(prefix.clone());
+        return;
+    }
+    for i in 0..alive.len() {
+        for j in i + 1..alive.len() {
+            let (x, y) = (alive[i], alive[j]);
+            let mut rest: Vec<usize> = alive
+                .iter()
+                .copied()
+                .filter(|&p| p != x && p != y)
+                .collect();
+            rest.push(next);
+            prefix.push((x, y));
+            every_order(&rest, next + 1, prefix, orders);
+            prefix.pop();
+        }
+    }
+}
+
+/// The multiply-adds of `order`: each contraction's loops, multiplied out.
+fn contraction_cost(extents: &[usize], factors: &[u64], out: u64, order: &Order) -> f64 {
+    let vars = intermediates(factors, out, order);
+    order
+        .iter()
+        .map(|&(x, y)| {
+            (0..extents.len())
+                .filter(|&v| (vars[x] | vars[y]) >> v & 1 == 1)
+                .map(|v| extents[v] as f64)
+                .product::<f64>()
+        })
+        .sum()
+}
+
+/// Each temporary's element count and loop strides, laid out for the contraction that reads
+/// it (TiledArray's idea of choosing an intermediate's index order for its consumer).
+///
+/// A temporary read by contraction `C = Σ X·Y` holds X's loops in three groups: those C and Y
+/// share with it (batch, outermost), those only C shares (X's rows of the GEMM, in C's order)
+/// and those only Y shares (the contracted ones, in Y's order). The groups keep their order
+/// in C and Y so they merge into one GEMM dimension each; whether the rows or the contracted
+/// loops go innermost is tried both ways per temporary (up to 8 temporaries; beyond, only the
+/// two uniform choices), and the layouts that leave the fewest matrices without a unit stride,
+/// then make the fewest GEMM calls (see [`gemm_cost`]), over the whole network win; ties go
+/// to the first, which puts X's rows innermost when they are inner in C too.
+///
+/// # Panics
+/// If a temporary's element count overflows `usize` (no such buffer could be allocated).
+fn layouts<const L: usize>(
+    extents: &[usize; L],
+    vars: &[u64],
+    order: &[(usize, usize)],
+    factors: &[[isize; L]],
+    target: &[isize; L],
+) -> ((usize, usize), Temporaries<L>) {
+    let count = order.len() - 1;
+    let choices: Vec<u64> = if count <= 8 {
+        (0..1u64 << count).collect()
+    } else {
+        vec![0, u64::MAX]
+    };
+    let mut best: Option<((usize, usize), Vec<[isize; L]>)> = None;
+    for choice in choices {
+        let strides = lay_out(extents, vars, order, factors, target, choice);
+        let calls = order
+            .iter()
+            .enumerate()
+            .map(|(k, &(x, y))| {
+                let o = factors.len() + k;
+                let uses = [vars[x], vars[y], vars[o]];
+                gemm_cost(extents, uses, &[strides[x], strides[y], strides[o]])
+            })
+            .fold((0usize, 0usize), |(s, c), (strided, calls)| {
+                (s + strided, c.saturating_add(calls))
+            });
+        if best.as_ref().is_none_or(|(fewest, _)| calls < *fewest) {
+            best = Some((calls, strides));
+        }
+    }
+    let (calls, strides) = best.expect("at least one layout is tried");
+    let temporaries = (0..count)
+        .map(|t| {
+            let temporary = factors.len() + t;
+            let elements = (0..L)
+                .filter(|&var| vars[temporary] >> var & 1 == 1)
+                .try_fold(1usize, |n, var| n.checked_mul(extents[var]))
+                .expect("the temporary of a contraction has more elements than fit in usize");
+            (elements, strides[temporary])
+        })
+        .collect();
+    (calls, temporaries)
+}
+
+/// Every intermediate's loop strides for one `choice` (bit `t`: temporary `t` puts its
+/// contracted loops innermost, against the rule in [`layouts`]), laid out from the last
+/// contraction back, so each temporary's consumer is laid out before it.
+fn lay_out<const L: usize>(
+    extents: &[usize; L],
+    vars: &[u64],
+    order: &[(usize, usize)],
+    factors: &[[isize; L]],
+    target: &[isize; L],
+    choice: u64,
+) -> Vec<[isize; L]> {
+    let n = factors.len();
+    let mut strides: Vec<Option<[isize; L]>> = factors.iter().copied().map(Some).collect();
+    strides.resize(vars.len(), None);
+    strides[vars.len() - 1] = Some(*target);
+    // Loops in `mask`, outermost (largest stride in `by`) first; ties in loop order.
+    let ranked = |mask: u64, by: &[isize; L]| -> Vec<usize> {
+        let mut loops: Vec<usize> = (0..L).filter(|&var| mask >> var & 1 == 1).collect();
+        loops.sort_by_key(|&var| std::cmp::Reverse(by[var].unsigned_abs()));
+        loops
+    };
+    for (k, &(x, y)) in order.iter().enumerate().rev() {
+        let output = strides[n + k].expect("a consumer is laid out before what it reads");
+        for (this, other) in [(x, y), (y, x)] {
+            if strides[this].is_some() {
+                continue;
+            }
+            // The other operand may be a temporary still to lay out: then loop order, and it
+            // follows this one's.
+            let other_strides = strides[other].unwrap_or([0; L]);
+            let (mine, theirs, kept) = (vars[this], vars[other], vars[n + k]);
+            let batch = ranked(mine & theirs & kept, &output);
+            let rows = ranked(mine & kept & !theirs, &output);
+            let contracted = ranked(mine & !kept, &other_strides);
+            let innermost = |loops: &[usize]| loops.iter().map(|&v| output[v]).min();
+            let their_rows = ranked(theirs & kept & !mine, &output);
+            let rows_inner_in_output = match (innermost(&rows), innermost(&their_rows)) {
+                (Some(mine), Some(theirs)) => mine.unsigned_abs() <= theirs.unsigned_abs(),
+                _ => true,
+            };
+            let flipped = choice >> ((this - n) % 64) & 1 == 1;
+            let mut sequence = batch;
+            if rows_inner_in_output != flipped {
+                sequence.extend(contracted);
+                sequence.extend(rows);
+            } else {
+                sequence.extend(rows);
+                sequence.extend(contracted);
+            }
+            strides[this] = Some(row_major(extents, &sequence));
+        }
+    }
+    strides
+        .into_iter()
+        .map(|s| s.expect("every intermediate is laid out"))
+        .collect()
+}
+
+/// Row-major strides over `sequence` (outermost first); other loops get stride 0.
 ///
 /// # Panics
 /// If the element count overflows `usize` (no such temporary could be allocated anyway).
-fn temporary<const L: usize>(extents: &[usize; L], kept: u64) -> (usize, [isize; L]) {
+fn row_major<const L: usize>(extents: &[usize; L], sequence: &[usize]) -> [isize; L] {
     let mut strides = [0isize; L];
     let mut count = 1usize;
-    for var in (0..L).rev().filter(|&v| kept >> v & 1 == 1) {
+    for &var in sequence.iter().rev() {
         strides[var] = isize::try_from(count).expect("temporary too large");
         count = count
             .checked_mul(extents[var])
             .expect("the temporary of a contraction has more elements than fit in usize");
     }
-    (count, strides)
+    strides
 }
 
 /// The step contracting two parts into `output`, summing the loops they use that it does
@@ -413,5 +692,70 @@ mod tests {
                 .product()
         });
         assert_eq!(greedy_order, [(1, 2), (0, 3)]);
+    }
+
+    /// The GEMM calls a network makes with the order and layouts `choose` picks.
+    fn calls_of<const L: usize>(
+        extents: &[usize; L],
+        factors: &[u64],
+        out: u64,
+        strides: &[[isize; L]],
+        target: &[isize; L],
+    ) -> usize {
+        let planned = choose(extents, factors, out, strides, target);
+        let vars = intermediates(factors, out, &planned.order);
+        let mut all: Vec<[isize; L]> = strides.to_vec();
+        all.extend((planned.temporaries.iter()).map(|(_, s)| std::array::from_fn(|v| s[v])));
+        all.push(*target);
+        (planned.order.iter().enumerate())
+            .map(|(k, &(x, y))| {
+                let o = factors.len() + k;
+                gemm_cost(
+                    extents,
+                    [vars[x], vars[y], vars[o]],
+                    &[all[x], all[y], all[o]],
+                )
+                .1
+            })
+            .sum()
+    }
+
+    #[test]
+    fn four_index_transform_is_one_gemm_call_per_stage() {
+        // d[p, q, r, s] = c[p, a] c[q, b] c[r, e] c[s, f] g[a, b, e, f], all row-major, loops
+        // (p, q, r, s, a, b, e, f). Every order costs the same; a temporary laid out in loop
+        // order, or the planner's first order, needs 32 calls in some stage.
+        let n = 32;
+        let extents = [n as usize; 8];
+        let c = |row: usize, col: usize| {
+            let mut s = [0; 8];
+            (s[row], s[col]) = (n, 1);
+            s
+        };
+        let g = [0, 0, 0, 0, n * n * n, n * n, n, 1];
+        let d = [n * n * n, n * n, n, 1, 0, 0, 0, 0];
+        let factors = [0x11, 0x22, 0x44, 0x88, 0xf0];
+        let strides = [c(0, 4), c(1, 5), c(2, 6), c(3, 7), g];
+        assert_eq!(calls_of(&extents, &factors, 0x0f, &strides, &d), 4);
+    }
+
+    #[test]
+    fn only_orders_of_least_cost_are_tried() {
+        // The chain of the first test: the one cheapest order; four equal matrices: all 18
+        // orders of three contractions (three pairs first, times the orders after) that cost
+        // the least, none that costs more.
+        let extents = [1000, 10, 10, 1000];
+        assert_eq!(
+            cheapest_orders(&extents, &[0b0101, 0b1100, 0b1010], 0b0011),
+            [vec![(1, 2), (0, 3)]]
+        );
+        let square = [8usize; 5];
+        let chain = [0b00011, 0b00110, 0b01100, 0b11000];
+        let orders = cheapest_orders(&square, &chain, 0b10001);
+        let least = contraction_cost(&square, &chain, 0b10001, &orders[0]);
+        assert!(orders.len() > 1);
+        for order in &orders {
+            assert_eq!(contraction_cost(&square, &chain, 0b10001, order), least);
+        }
     }
 }

@@ -244,12 +244,11 @@ impl CudaDevice {
         let pairing = Pairing::new(&step, cache);
         // The temporaries, alive until the calls have run (on a GPU, freed in stream order
         // after them).
-        let mut host_buffers: Vec<Vec<T>> = Vec::new();
+        let mut host_buffers = None;
         let mut gpu_buffers = Vec::new();
         let starts: Vec<(*mut T, usize)> = match &self.inner.backend {
             Backend::Simulator(_) => {
-                host_buffers = pairing.host_temporaries();
-                network::starts(&mut host_buffers)
+                network::starts(host_buffers.insert(pairing.host_temporaries()))
             }
             Backend::Gpu(gpu) => {
                 for &(len, _) in &pairing.temporaries {
