@@ -16,6 +16,9 @@ use crate::step::{Bound, BoundTarget, Mode, Step};
 /// Each temporary's element count and loop strides.
 type Temporaries<const L: usize> = Vec<(usize, [isize; L])>;
 
+/// A network's cost as GEMM calls: matrices without a unit stride, then calls (`gemm_cost`).
+type Cost = (usize, usize);
+
 /// Pairwise contractions in execution order: intermediates `0..n` are the factors, each
 /// contraction adds the next.
 type Order = Vec<(usize, usize)>;
@@ -329,7 +332,7 @@ fn choose<const L: usize>(
     strides: &[[isize; L]],
     target: &[isize; L],
 ) -> Planned {
-    let mut best: Option<((usize, usize), Order, Temporaries<L>)> = None;
+    let mut best: Option<(Cost, Order, Temporaries<L>)> = None;
     for order in cheapest_orders(extents, factors, out) {
         let vars = intermediates(factors, out, &order);
         let (calls, temporaries) = layouts(extents, &vars, &order, strides, target);
@@ -427,14 +430,14 @@ fn layouts<const L: usize>(
     order: &[(usize, usize)],
     factors: &[[isize; L]],
     target: &[isize; L],
-) -> ((usize, usize), Temporaries<L>) {
+) -> (Cost, Temporaries<L>) {
     let count = order.len() - 1;
     let choices: Vec<u64> = if count <= 8 {
         (0..1u64 << count).collect()
     } else {
         vec![0, u64::MAX]
     };
-    let mut best: Option<((usize, usize), Vec<[isize; L]>)> = None;
+    let mut best: Option<(Cost, Vec<[isize; L]>)> = None;
     for choice in choices {
         let strides = lay_out(extents, vars, order, factors, target, choice);
         let calls = order
