@@ -22,6 +22,49 @@ fn seed_contraction_over_odd_extents() {
 }
 
 #[test]
+fn contractions_whose_index_groups_do_not_merge_are_copied_then_one_gemm() {
+    // `b[k, j, l]` keeps k and l apart, so the GEMM would be one call per l; above the copy
+    // threshold the runtime copies b into (k, l, j) order first. Odd extents, a permuted and
+    // a sliced operand, every assignment mode, NaN in a target that `=` must not read.
+    let (ni, nj, nk, nl) = (41, 37, 19, 13);
+    let a = data::<f64>(&[ni, nk, nl], 0);
+    let b_stored = data::<f64>(&[nl, nk, nj], 1);
+    let b = b_stored.view().permuted_axes(&[1, 2, 0]);
+    let a_padded = data::<f64>(&[ni + 3, nk, nl + 2], 2);
+    let a_sliced = a_padded
+        .view()
+        .slice_axis(0, 1..ni + 1)
+        .slice_axis(2, 2..nl + 2);
+    let expected = |a: &dyn Fn(usize, usize, usize) -> f64| {
+        reference(&[ni, nj], |ix| {
+            sum_over(&[nk, nl], |r| {
+                a(ix[0], r[0], r[1]) * at(&b_stored, &[r[1], r[0], ix[1]])
+            })
+        })
+    };
+    let plain = expected(&|i, k, l| at(&a, &[i, k, l]));
+    let mut c = Tensor::<f64>::from_fn(&[ni, nj], |_| f64::NAN);
+    tensor! { c[i, j] = a[i, k, l] * b[k, j, l]; }
+    assert_close(&c, &plain, 1e-12);
+    let before = c.clone();
+    tensor! { c[i, j] += 2 * a[i, k, l] * b[k, j, l]; }
+    assert_close(&c, &reference(&[ni, nj], |ix| 3.0 * at(&before, ix)), 1e-12);
+    tensor! { c[i, j] = 0.5 * c[i, j] - a[i, k, l] * b[k, j, l]; }
+    assert_close(&c, &reference(&[ni, nj], |ix| 0.5 * at(&before, ix)), 1e-12);
+    tensor! { let d[i, j] = a_sliced[i, k, l] * b[k, j, l]; }
+    let sliced = expected(&|i, k, l| at(&a_padded, &[i + 1, k, l + 2]));
+    assert_close(&d, &sliced, 1e-12);
+    // f32, and a target that is itself a transposed view.
+    let (a32, b32) = (data::<f32>(&[ni, nk, nl], 0), data::<f32>(&[nl, nk, nj], 1));
+    let b32 = b32.view().permuted_axes(&[1, 2, 0]);
+    let mut stored = Tensor::<f32>::zeros([nj, ni]);
+    let transposed = stored.view_mut().permuted_axes(&[1, 0]);
+    tensor! { transposed[i, j] = a32[i, k, l] * b32[k, j, l]; }
+    let back = stored.view().permuted_axes(&[1, 0]).to_tensor();
+    assert_close(&back, &plain, 1e-4);
+}
+
+#[test]
 fn matmul_f32_and_zero_sized_results() {
     for &(m, n, k) in &[(7, 13, 1), (0, 3, 4), (5, 0, 2), (13, 7, 13)] {
         let a = data::<f32>(&[m, k], 2);

@@ -7,7 +7,8 @@ use rayon::prelude::*;
 
 use crate::element::Element;
 use crate::kernel::evaluate;
-use crate::step::{Mode, Step};
+use crate::scratch::Scratch;
+use crate::step::{Bound, BoundTarget, Mode, Step};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,158 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
     let Some(plan) = GemmPlan::of(&step, GEMM_THRESHOLD) else {
         return evaluate(step, |[x, y]| x * y);
     };
+    match packed_layouts(&step, &plan) {
+        Some(layouts) => contract_packed(step, layouts),
+        None => run_gemms(step, &plan),
+    }
+}
+
+/// Below this many multiply-adds per element copied, copying an operand into a GEMM-friendly
+/// temporary costs more than the calls it saves (`cargo bench --bench workloads`, seed).
+const PACKING_REUSE: usize = 16;
+
+/// For a step whose loops do not all merge (so its GEMM is many calls), new strides for A, B
+/// or both under which they would (TTGT: transpose, then one large GEMM): each copied operand
+/// holds its batch loops outermost, then its rows or columns in C's order, and its contracted
+/// loops in the other operand's order (A's, if both are copied), the GEMM's inner dimension
+/// innermost in A and B alike. `None` if no copy reduces the number of calls, or the copies
+/// would cost more than [`PACKING_REUSE`] allows.
+fn packed_layouts<T, const L: usize>(
+    step: &Step<'_, T, L, 2>,
+    plan: &GemmPlan<L>,
+) -> Option<[Option<[isize; L]>; 2]> {
+    let extents = &step.extents;
+    let calls = plan.calls(extents);
+    let roles = roles(step)?;
+    if calls <= plan.batches {
+        return None;
+    }
+    let total_work = plan.work.saturating_mul(plan.batches);
+    let [a, b] = &step.operands;
+    let target = &step.target.strides;
+    // Loops of `role`, outermost (largest stride in `by`) first.
+    let ranked = |role: Role, by: &[isize; L]| -> Vec<usize> {
+        let mut loops: Vec<usize> = (0..L).filter(|&var| roles[var] == role).collect();
+        loops.sort_by_key(|&var| std::cmp::Reverse(by[var].unsigned_abs()));
+        loops
+    };
+    let elements = |operand: u64| -> usize {
+        (0..L)
+            .filter(|&var| operand >> var & 1 == 1)
+            .map(|var| extents[var])
+            .product()
+    };
+    let mut best: Option<(usize, [Option<[isize; L]>; 2])> = None;
+    for copy in [[true, false], [false, true], [true, true]] {
+        let contracted_order = if copy[1] && !copy[0] {
+            &a.strides
+        } else {
+            &b.strides
+        };
+        let contracted_order = if copy == [true, true] {
+            &a.strides
+        } else {
+            contracted_order
+        };
+        let mut layouts = [None; 2];
+        let mut copied = 0usize;
+        for (which, own_role) in [(0, Role::Left), (1, Role::Right)] {
+            if !copy[which] {
+                continue;
+            }
+            let operand = &step.operands[which];
+            let mut sequence = ranked(Role::Batch, target);
+            if which == 0 {
+                sequence.extend(ranked(own_role, target));
+                sequence.extend(ranked(Role::Contracted, contracted_order));
+            } else {
+                sequence.extend(ranked(Role::Contracted, contracted_order));
+                sequence.extend(ranked(own_role, target));
+            }
+            sequence.retain(|&var| operand.uses >> var & 1 == 1);
+            layouts[which] = Some(row_major(extents, &sequence));
+            copied = copied.saturating_add(elements(operand.uses));
+        }
+        if copied.saturating_mul(PACKING_REUSE) > total_work {
+            continue;
+        }
+        let strides = [
+            layouts[0].unwrap_or(a.strides),
+            layouts[1].unwrap_or(b.strides),
+            *target,
+        ];
+        let after =
+            GemmPlan::merged(&roles, extents, strides, plan.work, plan.batches).calls(extents);
+        if after < calls && best.as_ref().is_none_or(|(fewest, _)| after < *fewest) {
+            best = Some((after, layouts));
+        }
+    }
+    best.map(|(_, layouts)| layouts)
+}
+
+/// Row-major strides over `sequence` (outermost first); other loops get stride 0.
+///
+/// # Panics
+/// If the element count overflows `isize` (no such buffer could be allocated anyway).
+pub(crate) fn row_major<const L: usize>(extents: &[usize; L], sequence: &[usize]) -> [isize; L] {
+    let mut strides = [0isize; L];
+    let mut count = 1usize;
+    for &var in sequence.iter().rev() {
+        strides[var] = isize::try_from(count).expect("temporary too large");
+        count = count
+            .checked_mul(extents[var])
+            .expect("a temporary has more elements than fit in usize");
+    }
+    strides
+}
+
+/// Copies the operands `layouts` names into temporaries laid out so, then runs the GEMMs on
+/// those: the copies cost one pass over each operand, and the calls they save are worth more
+/// ([`packed_layouts`]).
+fn contract_packed<T: Element, const L: usize>(
+    step: Step<'_, T, L, 2>,
+    layouts: [Option<[isize; L]>; 2],
+) {
+    let lengths = (0..2).filter_map(|which| {
+        let operand = &step.operands[which];
+        layouts[which].map(|_| {
+            (0..L)
+                .filter(|&var| operand.uses >> var & 1 == 1)
+                .map(|var| step.extents[var])
+                .product::<usize>()
+        })
+    });
+    // Alive until the GEMMs below have run.
+    let mut scratch = Scratch::<T>::with_lengths(lengths.collect::<Vec<_>>());
+    let mut starts = scratch.starts().into_iter();
+    let mut operands = step.operands;
+    for (operand, layout) in operands.iter_mut().zip(layouts) {
+        let Some(strides) = layout else { continue };
+        let (start, len) = starts.next().expect("one buffer per copied operand");
+        let copy = Step::renumbered(
+            BoundTarget::raw(start, len, strides, operand.uses),
+            Mode::Assign,
+            T::from_f64(1.0),
+            &step.extents,
+            [*operand],
+        );
+        evaluate(copy, |[x]| x);
+        *operand = Bound::raw(start.cast_const(), len, strides, operand.uses);
+    }
+    let packed = Step::assemble(
+        step.target.alias(),
+        step.mode,
+        step.alpha,
+        step.extents,
+        step.n_out,
+        operands,
+    );
+    let plan = GemmPlan::of(&packed, 0).expect("copying operands keeps a step a GEMM");
+    run_gemms(packed, &plan);
+}
+
+/// Runs a step as the GEMM calls of `plan`.
+fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPlan<L>) {
     let extents = step.extents;
     let Step {
         target,
@@ -57,7 +210,7 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
         bases: [a.base, b.base, target.base],
         alpha,
         beta,
-        plan: &plan,
+        plan,
         extents: &extents,
     };
     // Loops around the call: batch and unmerged left/right variables address distinct parts of
@@ -231,6 +384,23 @@ impl<const L: usize> GemmPlan<L> {
             step.operands[1].strides,
             step.target.strides,
         ];
+        Some(Self::merged(
+            &roles,
+            extents,
+            strides,
+            work,
+            size(Role::Batch),
+        ))
+    }
+
+    /// The plan for loops with these roles and strides (A, B, C).
+    fn merged(
+        roles: &[Role; L],
+        extents: &[usize; L],
+        strides: [[isize; L]; 3],
+        work: usize,
+        batches: usize,
+    ) -> Self {
         let vars = |role: Role| -> Vec<usize> {
             (0..L)
                 .filter(|&var| roles[var] == role && extents[var] > 1)
@@ -244,7 +414,7 @@ impl<const L: usize> GemmPlan<L> {
         let mut outer = vars(Role::Batch);
         outer.extend(m_rest);
         outer.extend(n_rest);
-        Some(GemmPlan {
+        GemmPlan {
             m,
             n,
             k,
@@ -252,8 +422,15 @@ impl<const L: usize> GemmPlan<L> {
             summed: k_rest,
             strides,
             work,
-            batches: size(Role::Batch),
-        })
+            batches,
+        }
+    }
+
+    /// How many GEMM calls the plan makes.
+    fn calls(&self, extents: &[usize; L]) -> usize {
+        (self.outer.iter().chain(&self.summed))
+            .map(|&var| extents[var])
+            .product()
     }
 }
 
@@ -378,6 +555,15 @@ mod tests {
         assert_eq!(
             roles(&step),
             Some([Role::Left, Role::Right, Role::Contracted, Role::Contracted])
+        );
+        // In place, (k, l) merge in A but not in B: 12 calls, or one after copying B into
+        // (k, l, j) order, which its 8640 elements are worth at 345 600 multiply-adds.
+        let plan = GemmPlan::of(&step, 0).unwrap();
+        assert_eq!(plan.calls(&extents), 12);
+        let layouts = packed_layouts(&step, &plan).unwrap();
+        assert_eq!(
+            layouts,
+            [None, Some([0, 1, nl as isize * nj as isize, nj as isize])]
         );
         contract(step);
         for i in 0..ni {

@@ -36,6 +36,14 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
     let mut order = loop_order(&extents, n_out, &target.strides, &operand_strides);
+    // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
+    // statement's has them): the nest is point-wise, and runs as one with those loops first.
+    let n_out = if extents[n_out..].iter().all(|&extent| extent == 1) {
+        order.sort_by_key(|&var| extents[var] > 1);
+        L
+    } else {
+        n_out
+    };
     let tiled = n_out == L && tile(&mut order, &operand_strides);
     // Everything below addresses loops in the chosen order.
     let extents: [usize; L] = std::array::from_fn(|k| extents[order[k]]);

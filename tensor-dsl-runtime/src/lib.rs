@@ -25,6 +25,7 @@ mod gemm;
 mod kernel;
 #[doc(hidden)]
 pub mod network;
+mod scratch;
 mod shape;
 mod step;
 mod tensor;

@@ -4,13 +4,13 @@
 //! per call site and extents, so repeated calls do no search. Each pairwise contraction is a
 //! GEMM or a loop nest (`contract`).
 
-use std::any::Any;
 use std::sync::Mutex;
 
 use crate::access::Memory;
 use crate::element::Element;
-use crate::gemm::{contract, gemm_cost};
+use crate::gemm::{contract, gemm_cost, row_major};
 use crate::kernel::evaluate;
+use crate::scratch::Scratch;
 use crate::step::{Bound, BoundTarget, Mode, Step};
 
 /// Each temporary's element count and loop strides.
@@ -77,49 +77,8 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     let pairing = Pairing::new(&step, cache);
     // Allocated before any contraction runs, and alive until the last.
     let mut buffers = pairing.host_temporaries::<T>();
-    for pair in pairing.steps(&step, &starts(&mut buffers), Memory::Host) {
+    for pair in pairing.steps(&step, &buffers.starts(), Memory::Host) {
         contract(pair);
-    }
-}
-
-/// Each buffer's start and length, as [`Pairing::steps`] takes them.
-pub(crate) fn starts<T: Element>(scratch: &mut Scratch<T>) -> Vec<(*mut T, usize)> {
-    scratch
-        .buffers
-        .iter_mut()
-        .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
-        .collect()
-}
-
-thread_local! {
-    /// Temporaries of finished networks on this thread (each a `Vec<T>` of some element
-    /// type), so a statement run in a loop allocates and zeroes its temporaries once.
-    static SPARE: std::cell::Cell<Vec<Box<dyn Any>>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// Spare buffers above this many bytes in all are freed rather than kept: a thread that once
-/// ran a huge network should not hold its memory forever.
-const SPARE_BYTES: usize = 64 << 20;
-
-/// A network's host temporaries; dropping it hands them back to this thread's spares.
-pub(crate) struct Scratch<T: Element> {
-    buffers: Vec<Vec<T>>,
-}
-
-impl<T: Element> Drop for Scratch<T> {
-    fn drop(&mut self) {
-        let mut spare = SPARE.with(|spare| spare.take());
-        for buffer in self.buffers.drain(..) {
-            let kept: usize = spare
-                .iter()
-                .filter_map(|b| b.downcast_ref::<Vec<T>>())
-                .map(|b| b.capacity() * std::mem::size_of::<T>())
-                .sum();
-            if kept + buffer.capacity() * std::mem::size_of::<T>() <= SPARE_BYTES {
-                spare.push(Box::new(buffer));
-            }
-        }
-        SPARE.with(|cell| cell.set(spare));
     }
 }
 
@@ -180,34 +139,10 @@ impl<const L: usize> Pairing<L> {
         }
     }
 
-    /// Host buffers for [`Pairing::temporaries`], reused from earlier networks on this thread
-    /// where possible: their contents are stale, which is sound (they are initialized
-    /// elements) and harmless, because every temporary is written with `=` before it is read.
+    /// Host buffers for [`Pairing::temporaries`], reused from earlier runs on this thread
+    /// (stale contents are harmless: every temporary is written with `=` before it is read).
     pub(crate) fn host_temporaries<T: Element>(&self) -> Scratch<T> {
-        let mut spare = SPARE.with(|spare| spare.take());
-        let buffers = self
-            .temporaries
-            .iter()
-            .map(|&(len, _)| {
-                // The smallest spare of this element type that holds `len` elements, else the
-                // largest (`resize` grows it).
-                let capacity = |at: usize| spare[at].downcast_ref::<Vec<T>>().map(Vec::capacity);
-                let fits = (0..spare.len()).filter(|&at| capacity(at).is_some_and(|c| c >= len));
-                let reused = fits.min_by_key(|&at| capacity(at)).or_else(|| {
-                    (0..spare.len())
-                        .filter(|&at| capacity(at).is_some())
-                        .max_by_key(|&at| capacity(at))
-                });
-                let mut buffer = match reused {
-                    Some(at) => *spare.swap_remove(at).downcast::<Vec<T>>().expect("checked"),
-                    None => Vec::new(),
-                };
-                buffer.resize(len, T::ZERO);
-                buffer
-            })
-            .collect();
-        SPARE.with(|cell| cell.set(spare));
-        Scratch { buffers }
+        Scratch::with_lengths(self.temporaries.iter().map(|&(len, _)| len))
     }
 
     /// The pairwise steps, in execution order, over zeroed temporaries at `buffers` (start and
@@ -247,7 +182,7 @@ impl<const L: usize> Pairing<L> {
                     ),
                     None => (step.target.alias(), step.mode, step.alpha, step.memory[0]),
                 };
-                let pair = pair(part(x), part(y), output, mode, alpha, &step.extents);
+                let pair = Step::renumbered(output, mode, alpha, &step.extents, [part(x), part(y)]);
                 Step {
                     memory: [written, memory],
                     ..pair
@@ -525,59 +460,6 @@ fn lay_out<const L: usize>(
         .into_iter()
         .map(|s| s.expect("every intermediate is laid out"))
         .collect()
-}
-
-/// Row-major strides over `sequence` (outermost first); other loops get stride 0.
-///
-/// # Panics
-/// If the element count overflows `usize` (no such temporary could be allocated anyway).
-fn row_major<const L: usize>(extents: &[usize; L], sequence: &[usize]) -> [isize; L] {
-    let mut strides = [0isize; L];
-    let mut count = 1usize;
-    for &var in sequence.iter().rev() {
-        strides[var] = isize::try_from(count).expect("temporary too large");
-        count = count
-            .checked_mul(extents[var])
-            .expect("the temporary of a contraction has more elements than fit in usize");
-    }
-    strides
-}
-
-/// The step contracting two parts into `output`, summing the loops they use that it does
-/// not: loops are renumbered so the output's come first, and loops neither part uses get
-/// extent 1. The step is proven afresh, so nothing here is trusted.
-fn pair<'a, T: Element, const L: usize>(
-    left: Bound<'a, T, L>,
-    right: Bound<'a, T, L>,
-    output: BoundTarget<'a, T, L>,
-    mode: Mode<T>,
-    alpha: T,
-    extents: &[usize; L],
-) -> Step<'a, T, L, 2> {
-    let kept = output.uses;
-    let involved = left.uses | right.uses | kept;
-    let in_set = |mask: u64, var: usize| mask >> var & 1 == 1;
-    let mut order: Vec<usize> = (0..L).filter(|&v| in_set(kept, v)).collect();
-    order.extend((0..L).filter(|&v| in_set(involved, v) && !in_set(kept, v)));
-    order.extend((0..L).filter(|&v| !in_set(involved, v)));
-    let order: [usize; L] = std::array::from_fn(|k| order[k]);
-    let new_extents: [usize; L] = std::array::from_fn(|k| {
-        let var = order[k];
-        if in_set(involved, var) {
-            extents[var]
-        } else {
-            1
-        }
-    });
-    let n_out = kept.count_ones() as usize;
-    Step::assemble(
-        output.reordered(&order),
-        mode,
-        alpha,
-        new_extents,
-        n_out,
-        [left.reordered(&order), right.reordered(&order)],
-    )
 }
 
 /// The order of pairwise contractions (indices of intermediates: inputs `0..n`, then one per

@@ -381,6 +381,45 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
         );
     }
 
+    /// The step writing `output` from `operands` over loops numbered for any statement
+    /// (strides and `uses` by loop), summing the loops they use that it does not: loops are
+    /// renumbered so the output's come first, and loops none of them uses get extent 1. The
+    /// step is proven afresh, so nothing here is trusted.
+    ///
+    /// # Panics
+    /// As [`Step::new`].
+    pub(crate) fn renumbered(
+        output: BoundTarget<'a, T, L>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: &[usize; L],
+        operands: [Bound<'a, T, L>; N],
+    ) -> Self {
+        let kept = output.uses;
+        let involved = operands.iter().fold(kept, |mask, o| mask | o.uses);
+        let in_set = |mask: u64, var: usize| mask >> var & 1 == 1;
+        let mut order: Vec<usize> = (0..L).filter(|&v| in_set(kept, v)).collect();
+        order.extend((0..L).filter(|&v| in_set(involved, v) && !in_set(kept, v)));
+        order.extend((0..L).filter(|&v| !in_set(involved, v)));
+        let order: [usize; L] = std::array::from_fn(|k| order[k]);
+        let new_extents: [usize; L] = std::array::from_fn(|k| {
+            let var = order[k];
+            if in_set(involved, var) {
+                extents[var]
+            } else {
+                1
+            }
+        });
+        Step::assemble(
+            output.reordered(&order),
+            mode,
+            alpha,
+            new_extents,
+            kept.count_ones() as usize,
+            operands.map(|operand| operand.reordered(&order)),
+        )
+    }
+
     /// Proves bound parts safe to run as one step (see the type's invariant).
     ///
     /// # Panics

@@ -247,9 +247,7 @@ impl CudaDevice {
         let mut host_buffers = None;
         let mut gpu_buffers = Vec::new();
         let starts: Vec<(*mut T, usize)> = match &self.inner.backend {
-            Backend::Simulator(_) => {
-                network::starts(host_buffers.insert(pairing.host_temporaries()))
-            }
+            Backend::Simulator(_) => host_buffers.insert(pairing.host_temporaries()).starts(),
             Backend::Gpu(gpu) => {
                 for &(len, _) in &pairing.temporaries {
                     gpu_buffers.push(gpu.stream.alloc_zeros::<T>(len.max(1))?);
