@@ -186,6 +186,25 @@ fn seed_contraction(c: &mut Criterion) {
             })
         });
     }
+    // The target: the same multiply-adds as one GEMM over contiguous (i, kl) and (kl, j).
+    let (a2, b2) = (data(&[ni, nk * nl], 0), data(&[nk * nl, nj], 1));
+    for (name, gemm) in GEMMS {
+        g.bench_function(format!("{name} (same-FLOP contiguous GEMM)"), |bench| {
+            let mut c = vec![0.0f32; ni * nj];
+            let kl = (nk * nl) as isize;
+            bench.iter(|| {
+                gemm(
+                    ni,
+                    nk * nl,
+                    nj,
+                    (a2.as_slice(), kl, 1),
+                    (b2.as_slice(), nj as isize, 1),
+                    0.0,
+                    (&mut c, nj as isize, 1),
+                )
+            })
+        });
+    }
     g.bench_function("ndarray-einsum", |bench| {
         bench.iter(|| ndarray_einsum::einsum("ikl,kjl->ij", &[&aa, &bb]).unwrap())
     });
@@ -548,8 +567,101 @@ fn small_statements(c: &mut Criterion) {
     g.finish();
 }
 
+/// f64: the GEMM and the seed contraction against the `gemm` crate's direct f64 calls.
+fn double_precision(c: &mut Criterion) {
+    let double = |shape: &[usize], seed: usize| {
+        Tensor::<f64>::from_fn(shape, |ix| {
+            (ix.iter().sum::<usize>() * 7919 + seed * 104_729) as f64 % 1009.0 / 1009.0 - 0.5
+        })
+    };
+    let n = 512;
+    let (a, b) = (double(&[n, n], 0), double(&[n, n], 1));
+    let mut out = Tensor::<f64>::zeros([n, n]);
+    let mut g = group(
+        c,
+        "f64 gemm 512³",
+        Throughput::Elements(2 * (n * n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| tensor! { out[i, j] = a[i, k] * b[k, j]; })
+    });
+    g.bench_function("gemm crate", |bench| {
+        let mut c = vec![0.0f64; n * n];
+        let s = n as isize;
+        // SAFETY: row-major n × n matrices with row stride n stay inside their slices.
+        bench.iter(|| unsafe {
+            gemm::gemm(
+                n,
+                n,
+                n,
+                c.as_mut_ptr(),
+                1,
+                s,
+                false,
+                a.as_slice().as_ptr(),
+                1,
+                s,
+                b.as_slice().as_ptr(),
+                1,
+                s,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        })
+    });
+    g.finish();
+    let (ni, nj, nk, nl) = (128, 128, 64, 32);
+    let (a, b) = (double(&[ni, nk, nl], 0), double(&[nk, nj, nl], 1));
+    let mut g = group(
+        c,
+        "f64 seed 128·128·64·32",
+        Throughput::Elements(2 * (ni * nj * nk * nl) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let c[i, j] = a[i, k, l] * b[k, j, l]; }
+            c
+        })
+    });
+    let (a2, b2) = (double(&[ni, nk * nl], 0), double(&[nk * nl, nj], 1));
+    g.bench_function("gemm crate (same-FLOP contiguous GEMM)", |bench| {
+        let mut c = vec![0.0f64; ni * nj];
+        let (kl, j) = ((nk * nl) as isize, nj as isize);
+        // SAFETY: row-major matrices whose strides stay inside their slices.
+        bench.iter(|| unsafe {
+            gemm::gemm(
+                ni,
+                nj,
+                nk * nl,
+                c.as_mut_ptr(),
+                1,
+                j,
+                false,
+                a2.as_slice().as_ptr(),
+                1,
+                kl,
+                b2.as_slice().as_ptr(),
+                1,
+                j,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        })
+    });
+    g.finish();
+}
+
 criterion_group!(
     workloads,
+    double_precision,
     gemm_1024,
     seed_contraction,
     batched_matmul,
