@@ -29,6 +29,13 @@ pub use tensor_dsl_runtime::{
     Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
 };
 
+/// Extents as types, which `tensor!` checks at compile time: nested arrays such as
+/// `[[f64; 3]; 4]` have `Extents2<4, 3>`, whose axes are `Extent<4>` and `Extent<3>`; tensors
+/// whose shape is known only at run time have [`Dynamic`](extents::Dynamic) extents.
+pub mod extents {
+    pub use tensor_dsl_runtime::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4};
+}
+
 /// The CUDA backend (feature `cuda`): devices, the simulator and device tensors. A `tensor!`
 /// statement whose tensors are all [`cuda::CudaTensor`]s runs on their device.
 #[cfg(feature = "cuda")]

@@ -1,7 +1,7 @@
 //! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
 
 pub use crate::access::{
-    Access, Detached, Dynamic, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
+    Access, Detached, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
 };
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
 #[cfg(feature = "cuda")]
@@ -10,6 +10,7 @@ pub use crate::cuda::backend::{same_backend, Backend, Host, HostBackend, OwnBack
 pub use crate::cuda::Kernel;
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
+pub use crate::extents::{AdmitsRank, Agrees, AxisExtent, Dynamic};
 pub use crate::gemm::contract;
 pub use crate::kernel::evaluate;
 pub use crate::network::{contract_network, PlanCache};
@@ -81,3 +82,26 @@ impl IsSameBinding for SameBinding {}
 /// Compiles only when `_name` is the [`SameBinding`] marker; does nothing.
 #[inline(always)]
 pub fn same_binding<X: IsSameBinding>(_name: X) {}
+
+/// Compiles only if `operand`'s type admits `R` indices (see [`AdmitsRank`]); does nothing.
+#[inline(always)]
+pub fn admits_rank<const R: usize, X>(_operand: &X)
+where
+    X: Operand + ?Sized,
+    X::Extents: AdmitsRank<R>,
+{
+}
+
+/// The extent type of `operand`'s axis `K`, as a value for [`agree`].
+#[inline(always)]
+pub fn extent_of<const K: usize, X>(_operand: &X) -> <X::Extents as AxisExtent<K>>::Extent
+where
+    X: Operand + ?Sized,
+    X::Extents: AxisExtent<K>,
+{
+    Default::default()
+}
+
+/// Compiles only if two extents of index `I` can agree (see [`Agrees`]); does nothing.
+#[inline(always)]
+pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}

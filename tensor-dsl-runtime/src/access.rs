@@ -5,6 +5,7 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
+use crate::extents::Dynamic;
 use crate::tensor::Tensor;
 use crate::view::{RawLayout, TensorView, TensorViewMut};
 
@@ -207,19 +208,12 @@ fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
     TensorView::from_raw(access.data, access.len, layout).to_tensor()
 }
 
-/// The extents of a tensor whose shape is known only at run time.
-///
-/// Operands name their extents as a type so that statically shaped tensors can later carry
-/// `Extent<N>` per axis and have mismatches reported by the type checker; every tensor today
-/// is `Dynamic`, checked at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dynamic;
-
 /// A tensor-like value `tensor!` can read: owned tensors, views, and references to them.
 pub trait Operand {
     /// The element type.
     type Elem: Element;
-    /// The extents as a type ([`Dynamic`] for run-time shapes).
+    /// The extents as a type: [`Dynamic`] for run-time shapes, `(Extent<A>, Extent<B>, …)`
+    /// for static ones (see [`crate::Extent`]), which `tensor!` checks at compile time.
     type Extents;
     /// The extents, outermost first.
     fn __tdsl_shape(&self) -> &[usize];

@@ -16,11 +16,13 @@
 //! operand through a copy taken before the statement writes).
 
 mod access;
+mod array;
 mod check;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod element;
 mod error;
+mod extents;
 mod gemm;
 mod kernel;
 #[doc(hidden)]
@@ -36,6 +38,7 @@ pub mod __private;
 
 pub use element::Element;
 pub use error::{ShapeError, ShapeErrorKind};
+pub use extents::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4};
 pub use shape::IntoShape;
 pub use tensor::Tensor;
 pub use view::{TensorView, TensorViewMut};

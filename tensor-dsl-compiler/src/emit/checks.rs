@@ -2,12 +2,15 @@
 //! once, then every rank, position and extent check of every statement runs, before the first
 //! statement writes anything. Yields the extent local of each (statement, index).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Ident, TokenStream};
+use quote::quote_spanned;
 
 use super::{hidden_numbered, private, tensor_expr, Flavor};
-use crate::ir::{Position, Program, SameBinding, Slot, Target, TensorId, TensorOrigin};
+use crate::ir::{
+    Access, IndexVar, Position, Program, SameBinding, Slot, Target, TensorId, TensorOrigin,
+};
 
 /// The check prelude and the name of each statement's index extents.
 pub struct Checks {
@@ -55,6 +58,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
     }
 
     let mut extents: HashMap<(usize, String), Ident> = HashMap::new();
+    let mut rank_checked = HashSet::new();
     for (s, statement) in program.statements.iter().enumerate() {
         let mut accesses = Vec::new();
         if let Target::Tensor { access } = &statement.target {
@@ -65,6 +69,9 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
                 .visit_accesses(&mut |access| accesses.push(access));
         }
         for access in &accesses {
+            if static_check_applies(program, access.tensor) && rank_checked.insert(access.tensor) {
+                tokens.extend(static_rank_check(program, access));
+            }
             for (axis, slot) in access.slots.iter().enumerate() {
                 if let Slot::Fixed(position) = slot {
                     let position = position_expr(*position);
@@ -78,8 +85,22 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
         }
         for var in statement.all_vars() {
             let mut occurrences = Vec::new();
+            let mut first_static = None;
             for access in &accesses {
                 for (axis, slot) in access.slots.iter().enumerate() {
+                    if let Slot::Var(used) = slot {
+                        if *used == var && static_check_applies(program, access.tensor) {
+                            match first_static {
+                                None => first_static = Some((access.tensor, axis)),
+                                Some(first) => tokens.extend(static_extent_check(
+                                    program,
+                                    first,
+                                    (access.tensor, axis),
+                                    used,
+                                )),
+                            }
+                        }
+                    }
                     if *slot == Slot::Var(var.clone()) {
                         let extent = axis_extent(program, &extents, access.tensor, axis);
                         let text = &access.text;
@@ -97,6 +118,56 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
         }
     }
     Checks { tokens, extents }
+}
+
+/// Whether `tensor`'s type may carry static extents: an operand or target from Rust (a
+/// block's `let` results are made by the block, with run-time extents).
+fn static_check_applies(program: &Program, tensor: TensorId) -> bool {
+    matches!(
+        program.tensors[tensor].origin,
+        TensorOrigin::External(_) | TensorOrigin::Rust(_)
+    )
+}
+
+/// A call that compiles only if the type of `access`'s tensor admits as many indices as the
+/// access has (any rank for dynamic tensors), spanned on the access so a mismatch is reported
+/// there by `cargo check`. It does nothing at run time.
+fn static_rank_check(program: &Program, access: &Access) -> TokenStream {
+    let p = private();
+    let expr = tensor_expr(&program.tensors, access.tensor);
+    let rank = access.slots.len();
+    quote_spanned! {access.span=>
+        #p::admits_rank::<#rank, _>(&#expr);
+    }
+}
+
+/// A call that compiles only if two axes an index runs over can have one extent (equal
+/// static extents, or one dynamic), spanned on the later use of the index, whose name a
+/// marker type carries into the message. It does nothing at run time.
+fn static_extent_check(
+    program: &Program,
+    (first, first_axis): (TensorId, usize),
+    (later, later_axis): (TensorId, usize),
+    var: &IndexVar,
+) -> TokenStream {
+    let p = private();
+    let (first, later) = (
+        tensor_expr(&program.tensors, first),
+        tensor_expr(&program.tensors, later),
+    );
+    // A braced struct lives in the type namespace only, so it cannot shadow a tensor of the
+    // same name in the expressions beside it.
+    let marker = Ident::new(&var.name, var.span);
+    quote_spanned! {var.span=>
+        {
+            #[allow(non_camel_case_types, dead_code)]
+            struct #marker {}
+            #p::agree::<#marker, _, _>(
+                #p::extent_of::<#first_axis, _>(&#first),
+                #p::extent_of::<#later_axis, _>(&#later),
+            );
+        }
+    }
 }
 
 /// The extent of axis `axis` of `tensor`, as an expression valid in the prelude: a `let`

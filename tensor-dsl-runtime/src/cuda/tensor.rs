@@ -186,7 +186,7 @@ impl<T: Element> std::fmt::Debug for CudaTensor<T> {
 
 impl<T: Element> Operand for CudaTensor<T> {
     type Elem = T;
-    type Extents = crate::access::Dynamic;
+    type Extents = crate::extents::Dynamic;
     fn __tdsl_shape(&self) -> &[usize] {
         self.shape()
     }
