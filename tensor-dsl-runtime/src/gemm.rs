@@ -81,15 +81,11 @@ fn packed_layouts<T, const L: usize>(
     };
     let mut best: Option<(usize, [Option<[isize; L]>; 2])> = None;
     for copy in [[true, false], [false, true], [true, true]] {
-        let contracted_order = if copy[1] && !copy[0] {
-            &a.strides
-        } else {
+        // Contracted loops follow the operand left as it is (A's order if both are copied).
+        let contracted_order = if copy == [true, false] {
             &b.strides
-        };
-        let contracted_order = if copy == [true, true] {
-            &a.strides
         } else {
-            contracted_order
+            &a.strides
         };
         let mut layouts = [None; 2];
         let mut copied = 0usize;
