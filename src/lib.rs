@@ -33,7 +33,11 @@ pub use tensor_dsl_runtime::{
 /// `[[f64; 3]; 4]` have `Extents2<4, 3>`, whose axes are `Extent<4>` and `Extent<3>`; tensors
 /// whose shape is known only at run time have [`Dynamic`](extents::Dynamic) extents.
 pub mod extents {
-    pub use tensor_dsl_runtime::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4};
+    #[cfg(feature = "ndarray")]
+    pub use tensor_dsl_runtime::NdExtents;
+    pub use tensor_dsl_runtime::{
+        Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, StaticRank,
+    };
 }
 
 /// The CUDA backend (feature `cuda`): devices, the simulator and device tensors. A `tensor!`

@@ -10,4 +10,7 @@ fn ui() {
     // Host and device tensors in one statement (the CUDA backend's type-level divide).
     #[cfg(feature = "cuda")]
     cases.compile_fail("tests/ui_cuda/*.rs");
+    // Fixed-rank ndarray arrays: their rank is checked at compile time.
+    #[cfg(feature = "ndarray")]
+    cases.compile_fail("tests/ui_ndarray/*.rs");
 }

@@ -23,6 +23,18 @@ pub trait AdmitsRank<const R: usize> {}
 
 impl<const R: usize> AdmitsRank<R> for Dynamic {}
 
+/// The extents of a tensor whose rank `R` is fixed by its type but whose extents are known only
+/// at run time (an ndarray `Array2`, say): `R` indices are admitted, every extent is checked
+/// when the statement runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticRank<const R: usize>;
+
+impl<const R: usize> AdmitsRank<R> for StaticRank<R> {}
+
+impl<const K: usize, const R: usize> AxisExtent<K> for StaticRank<R> {
+    type Extent = Dynamic;
+}
+
 /// The extent type of axis `K`.
 pub trait AxisExtent<const K: usize> {
     /// [`Extent<N>`] or [`Dynamic`].

@@ -25,6 +25,8 @@ mod error;
 mod extents;
 mod gemm;
 mod kernel;
+#[cfg(feature = "ndarray")]
+mod ndarray_interop;
 #[doc(hidden)]
 pub mod network;
 mod scratch;
@@ -38,7 +40,9 @@ pub mod __private;
 
 pub use element::Element;
 pub use error::{ShapeError, ShapeErrorKind};
-pub use extents::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4};
+pub use extents::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, StaticRank};
+#[cfg(feature = "ndarray")]
+pub use ndarray_interop::NdExtents;
 pub use shape::IntoShape;
 pub use tensor::Tensor;
 pub use view::{TensorView, TensorViewMut};
