@@ -326,13 +326,25 @@ impl Resolver<'_> {
             return ir::Expr::Call(resolved, Vec::new());
         }
         if let Powi(_) = resolved {
-            let Some(exponent) = integer_literal(&args[1]) else {
-                self.errors.error(
-                    args[1].span(),
-                    "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
-                );
-                scope.failed = true;
-                return ir::Expr::Call(resolved, Vec::new());
+            let exponent = match integer_literal(&args[1]) {
+                Some(Ok(exponent)) => exponent,
+                Some(Err(())) => {
+                    self.errors.error(
+                        args[1].span(),
+                        "the exponent of `powi` must fit in `i32` (-2147483648 to 2147483647); \
+                         for larger powers write `exp(y * ln(x))`",
+                    );
+                    scope.failed = true;
+                    return ir::Expr::Call(resolved, Vec::new());
+                }
+                None => {
+                    self.errors.error(
+                        args[1].span(),
+                        "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
+                    );
+                    scope.failed = true;
+                    return ir::Expr::Call(resolved, Vec::new());
+                }
             };
             let base = self.expr(&args[0], scope);
             return ir::Expr::Call(Powi(exponent), vec![base]);
@@ -363,6 +375,18 @@ impl Resolver<'_> {
                 0.0
             }
         };
+        if !matches!(suffix.as_str(), "" | "f32" | "f64") {
+            self.errors.error(
+                literal.span(),
+                format!(
+                    "`{literal}` has the type `{suffix}`, but tensor elements are `f32` or `f64`: \
+                     write the number without a suffix (`{value}`), which takes the statement's \
+                     element type",
+                    literal = literal.to_token_stream(),
+                ),
+            );
+            scope.failed = true;
+        }
         ir::Literal {
             value,
             suffixed: (!suffix.is_empty()).then(|| literal.to_token_stream()),
@@ -489,10 +513,18 @@ fn braced(tokens: &TokenStream, span: Span) -> TokenStream {
     TokenTree::Group(group).into()
 }
 
-fn integer_literal(expr: &syntax::Expr) -> Option<i32> {
+/// An integer literal (possibly negated or parenthesised) as an `i32`: `None` if `expr` is no
+/// integer literal, `Some(Err(()))` if it is one outside `i32`'s range.
+fn integer_literal(expr: &syntax::Expr) -> Option<Result<i32, ()>> {
     match expr {
-        syntax::Expr::Literal(syn::Lit::Int(int)) => int.base10_parse().ok(),
-        syntax::Expr::Neg { operand, .. } => integer_literal(operand).map(|value: i32| -value),
+        syntax::Expr::Literal(syn::Lit::Int(int)) => Some(
+            int.base10_parse::<i64>()
+                .ok()
+                .and_then(|v| i32::try_from(v).ok())
+                .ok_or(()),
+        ),
+        syntax::Expr::Neg { operand, .. } => integer_literal(operand)
+            .map(|value| value.and_then(|value| value.checked_neg().ok_or(()))),
         syntax::Expr::Paren { inner, .. } => integer_literal(inner),
         _ => None,
     }

@@ -223,12 +223,36 @@ fn index_list(input: ParseStream) -> syn::Result<IndexList> {
 }
 
 fn index(input: ParseStream) -> syn::Result<Index> {
+    if input.peek(Token![-]) {
+        let minus: Token![-] = input.parse()?;
+        return Err(syn::Error::new(
+            minus.span,
+            "a fixed position counts from 0 at the start of its axis, so it cannot be negative: \
+             for the last element write the position as a Rust expression, such as `{n - 1}`",
+        ));
+    }
     let lookahead = input.lookahead1();
     if lookahead.peek(syn::Ident) {
-        input.parse().map(Index::Var)
+        let var: syn::Ident = input.parse()?;
+        if input.peek(Token![+]) || input.peek(Token![-]) || input.peek(Token![*]) {
+            return Err(syn::Error::new(
+                var.span(),
+                format!(
+                    "index arithmetic such as `{var} + 1` is not supported: an index runs over a \
+                     whole axis; shift the tensor instead, with a view written as a Rust \
+                     expression in braces such as `{{ v.view().slice_axis(0, 1..n) }}[{var}]`"
+                ),
+            ));
+        }
+        Ok(Index::Var(var))
     } else if lookahead.peek(syn::LitInt) {
         let position: syn::LitInt = input.parse()?;
-        position.base10_parse::<usize>()?;
+        position.base10_parse::<usize>().map_err(|_| {
+            syn::Error::new(
+                position.span(),
+                "a fixed position must be a whole number that fits in `usize`, such as `a[i, 0]`",
+            )
+        })?;
         Ok(Index::Position(position))
     } else if lookahead.peek(token::Brace) {
         let content;
@@ -336,8 +360,16 @@ fn atom(input: ParseStream) -> syn::Result<Expr> {
         })
     } else if input.peek(syn::Ident) || lookahead.peek(Token![self]) {
         let place = place(input)?;
+        if input.peek(token::Paren) {
+            return Err(input.error(format!(
+                "a method call cannot name a tensor inside `tensor!`: write it as a Rust \
+                 expression in braces, such as `{{ {}(..) }}[i, j]`",
+                place.text
+            )));
+        }
         if input.peek(token::Bracket) {
             let indices = index_list(input)?;
+            no_second_bracket(input, &place.text)?;
             Ok(Expr::Access {
                 tensor: TensorSource::Place(place),
                 indices,
@@ -348,6 +380,19 @@ fn atom(input: ParseStream) -> syn::Result<Expr> {
     } else {
         Err(lookahead.error())
     }
+}
+
+/// `layers[0][i]`: an access takes all its indices in one bracket; a Rust collection holding
+/// tensors is indexed in a Rust expression.
+fn no_second_bracket(input: ParseStream, name: &str) -> syn::Result<()> {
+    if input.peek(token::Bracket) {
+        return Err(input.error(format!(
+            "an access takes all its indices in one bracket; to pick a tensor out of a Rust \
+             collection first, write that as a Rust expression in braces, such as \
+             `{{ &{name}[0] }}[i]`"
+        )));
+    }
+    Ok(())
 }
 
 fn expect_empty(input: ParseStream) -> syn::Result<()> {
