@@ -83,25 +83,47 @@ impl IsSameBinding for SameBinding {}
 #[inline(always)]
 pub fn same_binding<X: IsSameBinding>(_name: X) {}
 
+/// Operands whose extents admit `R` indices; implemented through [`Operand::Extents`], so a
+/// value that is no operand fails on `Operand`, at the argument, not on a projection.
+pub trait OperandOfRank<const R: usize> {}
+
+impl<X: Operand + ?Sized, const R: usize> OperandOfRank<R> for X where X::Extents: AdmitsRank<R> {}
+
 /// Compiles only if `operand`'s type admits `R` indices (see [`AdmitsRank`]); does nothing.
 #[inline(always)]
-pub fn admits_rank<const R: usize, X>(_operand: &X)
+pub fn admits_rank<const R: usize, X: OperandOfRank<R> + ?Sized>(_operand: &X) {}
+
+/// The extent type of an operand's axis `K` (see [`AxisExtent`]).
+pub trait OperandAxis<const K: usize> {
+    type Extent: Default;
+}
+
+impl<X: Operand + ?Sized, const K: usize> OperandAxis<K> for X
 where
-    X: Operand + ?Sized,
-    X::Extents: AdmitsRank<R>,
+    X::Extents: AxisExtent<K>,
 {
+    type Extent = <X::Extents as AxisExtent<K>>::Extent;
 }
 
 /// The extent type of `operand`'s axis `K`, as a value for [`agree`].
 #[inline(always)]
-pub fn extent_of<const K: usize, X>(_operand: &X) -> <X::Extents as AxisExtent<K>>::Extent
-where
-    X: Operand + ?Sized,
-    X::Extents: AxisExtent<K>,
-{
+pub fn extent_of<const K: usize, X: OperandAxis<K> + ?Sized>(_operand: &X) -> X::Extent {
     Default::default()
 }
 
 /// Compiles only if two extents of index `I` can agree (see [`Agrees`]); does nothing.
 #[inline(always)]
 pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}
+
+/// `operand`'s extents; a function rather than a method path, so a value that is no operand is
+/// reported on its own tokens.
+#[inline(always)]
+pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> &[usize] {
+    operand.__tdsl_shape()
+}
+
+/// Read access to `operand` (see [`shape_of`] for why a function).
+#[inline(always)]
+pub fn read_operand<X: Operand + ?Sized>(operand: &X) -> Access<'_, X::Elem> {
+    operand.__tdsl_operand()
+}

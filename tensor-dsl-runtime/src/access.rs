@@ -209,6 +209,11 @@ fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
 }
 
 /// A tensor-like value `tensor!` can read: owned tensors, views, and references to them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tensor that `tensor!` can read",
+    label = "not a tensor",
+    note = "operands are `Tensor`s, their views, nested arrays of `f32` or `f64`, ndarray arrays (feature `ndarray`), or references to these; build a `Tensor` from other data with `Tensor::from_shape_vec`"
+)]
 pub trait Operand {
     /// The element type.
     type Elem: Element;

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote_spanned;
 
 use super::{hidden_numbered, private, tensor_expr, Flavor};
@@ -50,8 +50,11 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
             let expr = tensor_expr(&program.tensors, id);
             let (access, name, rank) = (&tensor.first_access, &tensor.name, tensor.rank);
             let rank_check = check(hygienic!(#p::check_rank(#access, #name, #shape, #rank)));
+            // On the tensor's first access, so a value that is no tensor is reported there.
+            let span = first_access_span(program, id).unwrap_or_else(Span::mixed_site);
+            let read_shape = quote_spanned!(span=> #p::shape_of(&#expr));
             tokens.extend(hygienic! {
-                let #shape: &[usize] = #p::Operand::__tdsl_shape(&#expr);
+                let #shape: &[usize] = #read_shape;
                 #rank_check;
             });
         }
@@ -118,6 +121,29 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
         }
     }
     Checks { tokens, extents }
+}
+
+/// Where `tensor` is first accessed in the block, if anywhere.
+fn first_access_span(program: &Program, tensor: TensorId) -> Option<Span> {
+    let mut found = None;
+    for statement in &program.statements {
+        if let Target::Tensor { access } = &statement.target {
+            if access.tensor == tensor {
+                found = found.or(Some(access.span));
+            }
+        }
+        for term in statement.terms() {
+            term.expr.visit_accesses(&mut |access| {
+                if access.tensor == tensor {
+                    found = found.or(Some(access.span));
+                }
+            });
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    found
 }
 
 /// Whether `tensor`'s type may carry static extents: an operand or target from Rust (a

@@ -156,7 +156,7 @@ impl StatementEmitter<'_> {
                 let access = match &witness {
                     // Spanned at the operand so a wrong element type is reported on its tokens.
                     Some(witness) => quote_spanned!(span=> #p::operand_like(&#witness, &#expr)),
-                    None => hygienic!(#p::Operand::__tdsl_operand(&#expr)),
+                    None => quote_spanned!(span=> #p::read_operand(&#expr)),
                 };
                 witness.get_or_insert_with(|| local.clone());
                 hygienic!(let #local = #access;)

@@ -1,0 +1,6 @@
+use tensor_dsl::tensor;
+
+fn main() {
+    let v = vec![1.0f64; 3];
+    tensor! { let d[i] = v[i]; }
+}
