@@ -23,6 +23,30 @@ pub fn lit<W: Witness + ?Sized>(_witness: &W, value: f64) -> W::Elem {
     Element::from_f64(value)
 }
 
+/// A Rust scalar of a statement as its element type: a scalar of another type is a type error
+/// on the scalar's own tokens (generated code calls this spanned there).
+#[inline(always)]
+pub fn scalar_like<W: Witness + ?Sized, V: ScalarOf<W::Elem>>(_witness: &W, value: V) -> W::Elem {
+    value.into_element()
+}
+
+/// Implemented only by `T` itself: a Rust scalar must have the statement's element type.
+#[diagnostic::on_unimplemented(
+    message = "this Rust scalar is `{Self}`, but the statement's elements are `{T}`",
+    label = "expected `{T}`, found `{Self}`",
+    note = "convert it where it is defined, or write `{{ value as {T} }}` in the statement"
+)]
+pub trait ScalarOf<T> {
+    fn into_element(self) -> T;
+}
+
+impl<T> ScalarOf<T> for T {
+    #[inline(always)]
+    fn into_element(self) -> T {
+        self
+    }
+}
+
 /// Zero in the statement's element type: the start of a scalar sum.
 #[inline(always)]
 pub fn zero_like<W: Witness + ?Sized>(_witness: &W) -> W::Elem {

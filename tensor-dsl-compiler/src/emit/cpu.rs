@@ -162,7 +162,24 @@ impl StatementEmitter<'_> {
                 hygienic!(let #local = #access;)
             })
             .collect();
-        hygienic!(#(#lets)*)
+        // Each Rust scalar rebound as the element type, spanned at the scalar, so a scalar of
+        // another type (`alpha: f32` in an f64 statement) is reported on its own tokens, once.
+        let p = &p;
+        let rebinds = witness.iter().flat_map(|witness| {
+            self.statement
+                .scalars
+                .iter()
+                .enumerate()
+                .map(move |(k, scalar)| {
+                    let local = hidden_numbered("__scalar", k);
+                    // The braces carry the scalar's span to the argument rustc underlines.
+                    quote_spanned!(scalar.span=>
+                        #[allow(unused_braces)]
+                        let #local = #p::scalar_like(&#witness, { #local });
+                    )
+                })
+        });
+        hygienic!(#(#lets)* #(#rebinds)*)
     }
 
     /// Rebinds each operand of a statement that writes an existing tensor to what it must be
