@@ -567,6 +567,176 @@ fn small_statements(c: &mut Criterion) {
     g.finish();
 }
 
+/// Small statements over nested arrays (static extents, loops written out and unrolled)
+/// against the same statement on `Tensor`s and a hand-written loop over the arrays.
+fn static_shapes(c: &mut Criterion) {
+    let cube = |seed: usize| -> [[f64; 3]; 3] {
+        let t = data(&[3, 3], seed);
+        std::array::from_fn(|i| std::array::from_fn(|j| f64::from(t.as_slice()[i * 3 + j])))
+    };
+    let to_tensor = |shape: &[usize], values: &[f64]| {
+        Tensor::from_shape_vec(shape.to_vec(), values.to_vec()).expect("matching lengths")
+    };
+
+    // Elasticity: s[i, j] = C[i, j, k, l] e[k, l], 3 × 3 × 3 × 3 and 3 × 3.
+    let stiffness: [[[[f64; 3]; 3]; 3]; 3] =
+        std::array::from_fn(|i| std::array::from_fn(|j| cube(i * 3 + j)));
+    let strain = cube(20);
+    let flat_c: Vec<f64> = stiffness
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .copied()
+        .collect();
+    let flat_e: Vec<f64> = strain.iter().flatten().copied().collect();
+    let (dyn_c, dyn_e) = (
+        to_tensor(&[3, 3, 3, 3], &flat_c),
+        to_tensor(&[3, 3], &flat_e),
+    );
+    let mut stress = [[0.0f64; 3]; 3];
+    let mut dyn_s = Tensor::<f64>::zeros([3, 3]);
+    let mut g = group(
+        c,
+        "static elasticity 3×3×3×3 · 3×3, f64",
+        Throughput::Elements(1),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            let (cc, e) = (black_box(&stiffness), black_box(&strain));
+            tensor! { stress[i, j] = cc[i, j, k, l] * e[k, l]; }
+            black_box(&stress);
+        })
+    });
+    g.bench_function("tensor! on Tensors", |bench| {
+        bench.iter(|| {
+            let (cc, e) = (black_box(&dyn_c), black_box(&dyn_e));
+            tensor! { dyn_s[i, j] = cc[i, j, k, l] * e[k, l]; }
+            black_box(&dyn_s);
+        })
+    });
+    g.bench_function("hand-written loop", |bench| {
+        bench.iter(|| {
+            let (cc, e) = (black_box(&stiffness), black_box(&strain));
+            for i in 0..3 {
+                for j in 0..3 {
+                    let mut sum = 0.0;
+                    for k in 0..3 {
+                        for l in 0..3 {
+                            sum += cc[i][j][k][l] * e[k][l];
+                        }
+                    }
+                    stress[i][j] = sum;
+                }
+            }
+            black_box(&stress);
+        })
+    });
+    g.finish();
+
+    // A 3 × 3 matrix product.
+    let (a, b) = (cube(30), cube(31));
+    let flat = |m: &[[f64; 3]; 3]| -> Vec<f64> { m.iter().flatten().copied().collect() };
+    let (dyn_a, dyn_b) = (to_tensor(&[3, 3], &flat(&a)), to_tensor(&[3, 3], &flat(&b)));
+    let mut product = [[0.0f64; 3]; 3];
+    let mut dyn_p = Tensor::<f64>::zeros([3, 3]);
+    let mut g = group(c, "static matmul 3×3, f64", Throughput::Elements(1));
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            let (a, b) = (black_box(&a), black_box(&b));
+            tensor! { product[i, j] = a[i, k] * b[k, j]; }
+            black_box(&product);
+        })
+    });
+    g.bench_function("tensor! on Tensors", |bench| {
+        bench.iter(|| {
+            let (a, b) = (black_box(&dyn_a), black_box(&dyn_b));
+            tensor! { dyn_p[i, j] = a[i, k] * b[k, j]; }
+            black_box(&dyn_p);
+        })
+    });
+    g.bench_function("hand-written loop", |bench| {
+        bench.iter(|| {
+            let (a, b) = (black_box(&a), black_box(&b));
+            for i in 0..3 {
+                for j in 0..3 {
+                    product[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
+                }
+            }
+            black_box(&product);
+        })
+    });
+    g.finish();
+
+    // Rotating a rank-3 tensor: r[i, j, k] = q[i, a] q[j, b] q[k, c] t[a, b, c], written as
+    // three one-index rotations (what one writes by hand, 3 · 81 multiply-adds).
+    let q = cube(40);
+    let t: [[[f64; 3]; 3]; 3] = std::array::from_fn(|i| cube(41 + i));
+    let dyn_q = to_tensor(&[3, 3], &flat(&q));
+    let flat_t: Vec<f64> = t.iter().flatten().flatten().copied().collect();
+    let dyn_t = to_tensor(&[3, 3, 3], &flat_t);
+    let mut g = group(
+        c,
+        "static rank-3 rotation 3×3×3, f64",
+        Throughput::Elements(1),
+    );
+    // By value: the optimizer hoists loop-invariant work over borrowed arrays out of the
+    // measurement loop.
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(q), black_box(t));
+            tensor! {
+                let u[i, b, c] = q[i, a] * t[a, b, c];
+                let v[i, j, c] = q[j, b] * u[i, b, c];
+                let r[i, j, k] = q[k, c] * v[i, j, c];
+            }
+            black_box(&r);
+        })
+    });
+    g.bench_function("tensor! on Tensors", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(&dyn_q), black_box(&dyn_t));
+            tensor! {
+                let u[i, b, c] = q[i, a] * t[a, b, c];
+                let v[i, j, c] = q[j, b] * u[i, b, c];
+                let r[i, j, k] = q[k, c] * v[i, j, c];
+            }
+            black_box(&r);
+        })
+    });
+    g.bench_function("hand-written loop", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(q), black_box(t));
+            let mut u = [[[0.0f64; 3]; 3]; 3];
+            let mut v = [[[0.0f64; 3]; 3]; 3];
+            let mut r = [[[0.0f64; 3]; 3]; 3];
+            for i in 0..3 {
+                for b in 0..3 {
+                    for c in 0..3 {
+                        u[i][b][c] = (0..3).map(|a| q[i][a] * t[a][b][c]).sum();
+                    }
+                }
+            }
+            for i in 0..3 {
+                for j in 0..3 {
+                    for c in 0..3 {
+                        v[i][j][c] = (0..3).map(|b| q[j][b] * u[i][b][c]).sum();
+                    }
+                }
+            }
+            for i in 0..3 {
+                for j in 0..3 {
+                    for k in 0..3 {
+                        r[i][j][k] = (0..3).map(|c| q[k][c] * v[i][j][c]).sum();
+                    }
+                }
+            }
+            black_box(&r);
+        })
+    });
+    g.finish();
+}
+
 /// f64: the GEMM and the seed contraction against the `gemm` crate's direct f64 calls.
 fn double_precision(c: &mut Criterion) {
     let double = |shape: &[usize], seed: usize| {
@@ -670,6 +840,7 @@ criterion_group!(
     chain,
     permutation,
     reductions,
-    small_statements
+    small_statements,
+    static_shapes
 );
 criterion_main!(workloads);

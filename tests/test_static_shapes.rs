@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_close, at, data, reference, sum_over};
+use common::{assert_close, assert_close_scalar, at, data, reference, sum_over};
 use tensor_dsl::{tensor, Tensor};
 
 fn to_tensor<const A: usize, const B: usize>(array: &[[f64; B]; A]) -> Tensor<f64> {
@@ -47,6 +47,9 @@ fn elasticity_with_a_rank_four_nested_array() {
     }
     let strain = [[0.1f32, 0.2, 0.3], [0.2, 0.5, 0.6], [0.3, 0.6, 0.9]];
     tensor! { let stress[i, j] = stiffness[i, j, k, l] * strain[k, l]; }
+    // A `let` over static operands is a nested array of the inferred shape.
+    let stress: [[f32; 3]; 3] = stress;
+    let stress = Tensor::from_fn(&[3, 3], |ix| stress[ix[0]][ix[1]]);
     let expected = reference(&[3, 3], |ix| {
         sum_over(&[3, 3], |r| {
             f64::from(stiffness[ix[0]][ix[1]][r[0]][r[1]]) * f64::from(strain[r[0]][r[1]])
@@ -84,4 +87,105 @@ fn a_static_extent_against_a_dynamic_one_is_checked_at_run_time() {
     let rotation = [[1.0f64; 3]; 3];
     let points = data::<f64>(&[7, 4], 0);
     tensor! { let _moved[p, i] = rotation[i, j] * points[p, j]; }
+}
+
+/// A nested array holding `data`'s elements (the corpus's input rule).
+fn array2<const A: usize, const B: usize>(seed: usize) -> [[f64; B]; A] {
+    let values = data::<f64>(&[A, B], seed);
+    std::array::from_fn(|i| std::array::from_fn(|j| at(&values, &[i, j])))
+}
+
+fn array1<const A: usize>(seed: usize) -> [f64; A] {
+    let values = data::<f64>(&[A], seed);
+    std::array::from_fn(|i| at(&values, &[i]))
+}
+
+fn tensor1<const A: usize>(array: &[f64; A]) -> Tensor<f64> {
+    Tensor::from_fn(&[A], |ix| array[ix[0]])
+}
+
+/// Small statements over nested arrays run as loops written out in the expansion: every mode,
+/// scale, function, fixed position and self-read gives what the general kernels give on the
+/// same values as tensors (themselves tested against naive loops), at odd extents.
+#[test]
+fn written_out_loops_agree_with_the_general_kernels() {
+    let a: [[f64; 13]; 7] = array2(1);
+    let b: [[f64; 7]; 13] = array2(2);
+    let v: [f64; 13] = array1(3);
+    let (ta, tb, tv) = (to_tensor(&a), to_tensor(&b), tensor1(&v));
+    let (alpha, beta) = (0.75, 3.0);
+
+    let mut c = [[f64::NAN; 7]; 7];
+    let mut tc = Tensor::<f64>::zeros([7, 7]);
+    let zero = 0.0;
+    tensor! {
+        c[i, j] = zero * c[i, j] + a[i, k] * b[k, j];     // β = 0: the NaN is not read
+        c[i, j] += 2 * alpha * a[i, k] * b[k, j] / beta;
+        c[i, j] -= exp(a[i, k] / 4) * powi(b[k, j], 2) + max(a[i, 0], b[0, j]);
+        c[i, 3] = c[i, 3] * alpha - v[k] * b[k, i];        // a fixed target position
+        c[i, j] = c[j, i] + 1;                             // a transposed self-read
+    }
+    tensor! {
+        tc[i, j] = ta[i, k] * tb[k, j];
+        tc[i, j] += 2 * alpha * ta[i, k] * tb[k, j] / beta;
+        tc[i, j] -= exp(ta[i, k] / 4) * powi(tb[k, j], 2) + max(ta[i, 0], tb[0, j]);
+        tc[i, 3] = tc[i, 3] * alpha - tv[k] * tb[k, i];
+        tc[i, j] = tc[j, i] + 1;
+    }
+    let expected = Tensor::from_fn(&[7, 7], |ix| at(&tc, ix));
+    assert_close(&to_tensor(&c), &expected, 1e-12);
+
+    // Scalars: a `let`, and `-=` into a Rust place.
+    let mut total = 1.0;
+    let mut t_total = 1.0;
+    tensor! {
+        let norm = a[i, k] * a[i, k];
+        total -= v[k] * a[2, k] / beta;
+        let t_norm = ta[i, k] * ta[i, k];
+        t_total -= tv[k] * ta[2, k] / beta;
+    }
+    assert_close_scalar(norm, t_norm, 1e-12);
+    assert_close_scalar(total, t_total, 1e-12);
+
+    // Chained `let`s stay nested arrays; extents 1 and 13.
+    let row: [[f64; 13]; 1] = [v];
+    tensor! {
+        let outer[i, j] = row[0, i] * v[j];
+        let projected[i] = outer[i, j] * v[j] - row[0, i];
+    }
+    let projected: [f64; 13] = projected;
+    let expected = reference(&[13], |ix| {
+        sum_over(&[13], |r| v[ix[0]] * v[r[0]] * v[r[0]]) - v[ix[0]]
+    });
+    assert_close(&tensor1(&projected), &expected, 1e-12);
+}
+
+#[test]
+fn written_out_loops_handle_empty_sums_and_empty_targets() {
+    // An empty sum is exactly zero, even scaled by 1/0.
+    let a = [[0.5f64; 0]; 3];
+    let z: [f64; 0] = [];
+    let zero = 0.0;
+    let mut c = [f64::NAN; 3];
+    tensor! { c[i] = a[i, k] * z[k] / zero; }
+    assert_eq!(c, [0.0; 3]);
+    // A target with no elements: nothing runs, nothing panics.
+    let mut nothing = [[1.0f64; 0]; 4];
+    let b = [[2.0f64; 3]; 4];
+    let m = [[1.0f64; 0]; 3];
+    tensor! { nothing[i, j] = m[k, j] * b[i, k]; }
+    assert_eq!(nothing.len(), 4);
+}
+
+#[test]
+fn large_static_statements_take_the_general_kernels() {
+    // 40³ points: past the written-out loops' limit, so a GEMM; same result as tensors.
+    let a: [[f64; 40]; 40] = array2(4);
+    let b: [[f64; 40]; 40] = array2(5);
+    tensor! { let c[i, j] = a[i, k] * b[k, j]; }
+    let c: [[f64; 40]; 40] = c;
+    let (ta, tb) = (to_tensor(&a), to_tensor(&b));
+    tensor! { let tc[i, j] = ta[i, k] * tb[k, j]; }
+    let expected = Tensor::from_fn(&[40, 40], |ix| at(&tc, ix));
+    assert_close(&to_tensor(&c), &expected, 1e-12);
 }

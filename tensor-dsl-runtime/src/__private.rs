@@ -10,7 +10,9 @@ pub use crate::cuda::backend::{same_backend, Backend, Host, HostBackend, OwnBack
 pub use crate::cuda::Kernel;
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
-pub use crate::extents::{AdmitsRank, Agrees, AxisExtent, Dynamic};
+pub use crate::extents::{
+    AdmitsRank, Agrees, AxisExtent, Dynamic, ExtentsType, LetResult, StaticLayout, MAX_STATIC_RANK,
+};
 pub use crate::gemm::contract;
 pub use crate::kernel::evaluate;
 pub use crate::network::{contract_network, PlanCache};
@@ -59,6 +61,33 @@ pub fn zeros_like<W: Witness + ?Sized, const R: usize>(
     shape: [usize; R],
 ) -> Tensor<W::Elem> {
     Tensor::zeros(shape)
+}
+
+/// A zero-filled `let` result whose type follows the extent types of its indices (see
+/// [`LetResult`]): a nested array when every one is static, else a tensor.
+#[inline(always)]
+pub fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>>(
+    _witness: &W,
+    _extents: E,
+    shape: &[usize],
+) -> E::Output {
+    E::zeros(shape)
+}
+
+/// Steps with at most this many points (the product of their loops' extents) over static
+/// operands run as loops written out in the expansion, which the compiler unrolls; larger
+/// ones are worth the general kernels' blocking, GEMM calls and threads.
+pub const SMALL_STEP_POINTS: usize = 4096;
+
+/// Whether a step over `extents` is small enough for written-out loops (see
+/// [`SMALL_STEP_POINTS`]).
+#[inline(always)]
+pub fn is_small<const L: usize>(extents: &[usize; L]) -> bool {
+    let mut points: usize = 1;
+    for &extent in extents {
+        points = points.saturating_mul(extent);
+    }
+    points <= SMALL_STEP_POINTS
 }
 
 /// Stand-in for a `let` tensor of a block that failed to compile: gives the binding the type
@@ -139,11 +168,11 @@ pub fn extent_of<const K: usize, X: OperandAxis<K> + ?Sized>(_operand: &X) -> X:
 #[inline(always)]
 pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}
 
-/// `operand`'s extents; a function rather than a method path, so a value that is no operand is
-/// reported on its own tokens.
+/// `operand`'s extents, and what its type says of them (see [`StaticLayout`]); a function
+/// rather than a method path, so a value that is no operand is reported on its own tokens.
 #[inline(always)]
-pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> &[usize] {
-    operand.__tdsl_shape()
+pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (&[usize], StaticLayout) {
+    (operand.__tdsl_shape(), StaticLayout::of(operand))
 }
 
 /// Read access to `operand` (see [`shape_of`] for why a function).

@@ -38,20 +38,30 @@ pub fn check_rank(
 
 /// The common extent of `index` over all its occurrences, or an error naming the first pair
 /// that differs.
+///
+/// Inlined, so extents the compiler knows (nested arrays, and the `let`s made from them) unify
+/// at compile time; the error is built out of line.
+#[inline]
 pub fn unify(index: &'static str, occurrences: &[Occurrence]) -> Result<usize, ShapeError> {
     let Some((first, rest)) = occurrences.split_first() else {
         unreachable!("tensor-dsl bug: index `{index}` has no occurrence");
     };
     match rest.iter().find(|other| other.extent != first.extent) {
         None => Ok(first.extent),
-        Some(other) => Err(ShapeError::new(
-            ShapeErrorKind::ExtentMismatch,
-            format!(
-                "index `{index}` has extent {} in `{}` (axis {}) but extent {} in `{}` (axis {})",
-                first.extent, first.access, first.axis, other.extent, other.access, other.axis
-            ),
-        )),
+        Some(other) => Err(extent_mismatch(index, first, other)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn extent_mismatch(index: &str, first: &Occurrence, other: &Occurrence) -> ShapeError {
+    ShapeError::new(
+        ShapeErrorKind::ExtentMismatch,
+        format!(
+            "index `{index}` has extent {} in `{}` (axis {}) but extent {} in `{}` (axis {})",
+            first.extent, first.access, first.axis, other.extent, other.access, other.axis
+        ),
+    )
 }
 
 /// Checks that a fixed position lies inside its axis.

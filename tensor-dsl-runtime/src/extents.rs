@@ -4,6 +4,56 @@
 //! on the user's access, reported by `cargo check`; anything dynamic is left to the run-time
 //! checks, which stay in place for every operand.
 
+use crate::access::{Operand, TargetOwned};
+use crate::element::Element;
+use crate::tensor::Tensor;
+
+/// What every extents type says of itself: whether all of its extents are known at compile
+/// time. Generated code skips the run-time checks such extents already passed at compile time,
+/// and runs small statements over them as plain loops with constant bounds.
+///
+/// Static extents also promise the layout: row-major and contiguous from the access's first
+/// element, a nested array's. Loops written out over them compute offsets from these constants
+/// (still checked against the buffer, so a type that breaks the promise reads wrong elements,
+/// never out of bounds).
+pub trait ExtentsType {
+    /// Every extent is part of the type.
+    const STATIC: bool;
+    /// The static extents, outermost first (0 past the rank, and for dynamic extents).
+    const EXTENTS: [usize; MAX_STATIC_RANK] = [0; MAX_STATIC_RANK];
+    /// The row-major strides of [`EXTENTS`](Self::EXTENTS).
+    const STRIDES: [usize; MAX_STATIC_RANK] = [0; MAX_STATIC_RANK];
+    /// The number of elements of static extents.
+    const ELEMENTS: usize = 0;
+}
+
+/// The highest rank of a static tensor (nested arrays go up to 4).
+pub const MAX_STATIC_RANK: usize = 4;
+
+/// `values` followed by zeros up to [`MAX_STATIC_RANK`].
+const fn pad<const R: usize>(values: [usize; R]) -> [usize; MAX_STATIC_RANK] {
+    let mut padded = [0; MAX_STATIC_RANK];
+    let mut axis = 0;
+    while axis < R {
+        padded[axis] = values[axis];
+        axis += 1;
+    }
+    padded
+}
+
+/// The row-major strides of `extents`.
+const fn row_major<const R: usize>(extents: [usize; R]) -> [usize; R] {
+    let mut strides = [0; R];
+    let mut stride = 1;
+    let mut axis = R;
+    while axis > 0 {
+        axis -= 1;
+        strides[axis] = stride;
+        stride *= extents[axis];
+    }
+    strides
+}
+
 /// The extents of a tensor whose shape is known only at run time: every rank and extent is
 /// accepted at compile time and checked when the statement runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +73,10 @@ pub trait AdmitsRank<const R: usize> {}
 
 impl<const R: usize> AdmitsRank<R> for Dynamic {}
 
+impl ExtentsType for Dynamic {
+    const STATIC: bool = false;
+}
+
 /// The extents of a tensor whose rank `R` is fixed by its type but whose extents are known only
 /// at run time (an ndarray `Array2`, say): `R` indices are admitted, every extent is checked
 /// when the statement runs.
@@ -30,6 +84,10 @@ impl<const R: usize> AdmitsRank<R> for Dynamic {}
 pub struct StaticRank<const R: usize>;
 
 impl<const R: usize> AdmitsRank<R> for StaticRank<R> {}
+
+impl<const R: usize> ExtentsType for StaticRank<R> {
+    const STATIC: bool = false;
+}
 
 impl<const K: usize, const R: usize> AxisExtent<K> for StaticRank<R> {
     type Extent = Dynamic;
@@ -74,14 +132,33 @@ impl<I: ?Sized> Agrees<I, Dynamic> for Dynamic {}
 /// Static extents per rank: `ExtentsN<A, B, …>` admits exactly `N` indices, and its axis `K`
 /// has extent `Extent<…>` of the `K`-th parameter.
 macro_rules! static_extents {
-    ($(#[$doc:meta])* $name:ident, $rank:literal: $($axis:literal $extent:ident),+) => {
+    ($(#[$doc:meta])* $name:ident, $rank:literal: $($axis:literal $extent:ident),+;
+     beyond $($beyond:literal),+) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct $name<$(const $extent: usize),+>;
 
         impl<$(const $extent: usize),+> AdmitsRank<$rank> for $name<$($extent),+> {}
 
+        impl<$(const $extent: usize),+> ExtentsType for $name<$($extent),+> {
+            const STATIC: bool = true;
+            const EXTENTS: [usize; MAX_STATIC_RANK] = pad([$($extent),+]);
+            const STRIDES: [usize; MAX_STATIC_RANK] = pad(row_major([$($extent),+]));
+            const ELEMENTS: usize = 1 $(* $extent)+;
+        }
+
         static_extents!(@axes $name [$($extent),+] $($axis $extent),+);
+        // Axes past the rank have no extent to check: an access with too many indices is
+        // reported once, by `AdmitsRank`, not again by every use of its extra indices.
+        static_extents!(@beyonds $name [$($extent),+] $($beyond),+);
+    };
+    (@beyonds $name:ident $all:tt $($axis:literal),+) => {
+        $(static_extents!(@beyond $name $all $axis);)+
+    };
+    (@beyond $name:ident [$($all:ident),+] $axis:literal) => {
+        impl<$(const $all: usize),+> AxisExtent<$axis> for $name<$($all),+> {
+            type Extent = Dynamic;
+        }
     };
     (@axes $name:ident $all:tt $($axis:literal $extent:ident),+) => {
         $(static_extents!(@axis $name $all $axis $extent);)+
@@ -95,17 +172,103 @@ macro_rules! static_extents {
 
 static_extents!(
     /// The extents of a static rank-1 tensor (`[T; A]`).
-    Extents1, 1: 0 A
+    Extents1, 1: 0 A; beyond 1, 2, 3, 4, 5, 6, 7
 );
 static_extents!(
     /// The extents of a static rank-2 tensor (`[[T; B]; A]`).
-    Extents2, 2: 0 A, 1 B
+    Extents2, 2: 0 A, 1 B; beyond 2, 3, 4, 5, 6, 7
 );
 static_extents!(
     /// The extents of a static rank-3 tensor (`[[[T; C]; B]; A]`).
-    Extents3, 3: 0 A, 1 B, 2 C
+    Extents3, 3: 0 A, 1 B, 2 C; beyond 3, 4, 5, 6, 7
 );
 static_extents!(
     /// The extents of a static rank-4 tensor (`[[[[T; D]; C]; B]; A]`).
-    Extents4, 4: 0 A, 1 B, 2 C, 3 D
+    Extents4, 4: 0 A, 1 B, 2 C, 3 D; beyond 4, 5, 6, 7
 );
+
+/// The tensor a `let` makes from the extent types of its indices, in left-hand order: a nested
+/// array where every extent is static (`(Extent<4>, Extent<3>)` → `[[T; 3]; 4]`), so the result
+/// keeps its shape in its type, else a [`Tensor`].
+pub trait LetResult<T: Element> {
+    /// The result's type.
+    type Output: TargetOwned<Elem = T>;
+    /// A zero-filled result of `shape` (the indices' checked extents).
+    fn zeros(shape: &[usize]) -> Self::Output;
+}
+
+macro_rules! let_result {
+    // Every extent static: a nested array.
+    (array $array:ty = $zero:expr; $($extent:ident),+) => {
+        impl<T: Element, $(const $extent: usize),+> LetResult<T> for ($(Extent<$extent>,)+) {
+            type Output = $array;
+            #[inline(always)]
+            fn zeros(_shape: &[usize]) -> $array {
+                $zero
+            }
+        }
+    };
+    // Static extents up to the first dynamic one: a tensor, whatever follows.
+    (tensor [$($extent:ident),*] $($rest:ident),*) => {
+        impl<T: Element, $(const $extent: usize,)* $($rest),*> LetResult<T>
+            for ($(Extent<$extent>,)* Dynamic, $($rest,)*)
+        {
+            type Output = Tensor<T>;
+            fn zeros(shape: &[usize]) -> Tensor<T> {
+                Tensor::zeros(shape)
+            }
+        }
+    };
+}
+
+let_result!(array [T; A] = [T::ZERO; A]; A);
+let_result!(array [[T; B]; A] = [[T::ZERO; B]; A]; A, B);
+let_result!(array [[[T; C]; B]; A] = [[[T::ZERO; C]; B]; A]; A, B, C);
+let_result!(array [[[[T; D]; C]; B]; A] = [[[[T::ZERO; D]; C]; B]; A]; A, B, C, D);
+let_result!(tensor []);
+let_result!(tensor [] Y1);
+let_result!(tensor[A]);
+let_result!(tensor [] Y1, Y2);
+let_result!(tensor [A] Y2);
+let_result!(tensor [A, B]);
+let_result!(tensor [] Y1, Y2, Y3);
+let_result!(tensor [A] Y2, Y3);
+let_result!(tensor [A, B] Y3);
+let_result!(tensor [A, B, C]);
+
+/// What a tensor's type says of its layout, as values the compiler folds: whether every extent
+/// is static, and if so the extents and row-major strides (see [`ExtentsType`]). Loops written
+/// out over static tensors take bounds and offsets from here rather than from the tensor's
+/// shape slices, whose contents the optimizer may not see.
+#[derive(Clone, Copy, Debug)]
+pub struct StaticLayout {
+    /// Every extent is static: rank and extents were checked at compile time.
+    pub is_static: bool,
+    /// The extents, outermost first (0 past the rank).
+    pub extents: [usize; MAX_STATIC_RANK],
+    /// Row-major strides of `extents`.
+    pub strides: [usize; MAX_STATIC_RANK],
+    /// The number of elements, contiguous from the tensor's first.
+    pub elements: usize,
+}
+
+impl StaticLayout {
+    /// The layout `operand`'s type states.
+    #[inline(always)]
+    pub fn of<X: Operand + ?Sized>(_operand: &X) -> Self {
+        StaticLayout {
+            is_static: <X::Extents as ExtentsType>::STATIC,
+            extents: <X::Extents as ExtentsType>::EXTENTS,
+            strides: <X::Extents as ExtentsType>::STRIDES,
+            elements: <X::Extents as ExtentsType>::ELEMENTS,
+        }
+    }
+
+    /// The layout of a scalar target: static, no axes.
+    pub const SCALAR: StaticLayout = StaticLayout {
+        is_static: true,
+        extents: [0; MAX_STATIC_RANK],
+        strides: [0; MAX_STATIC_RANK],
+        elements: 1,
+    };
+}

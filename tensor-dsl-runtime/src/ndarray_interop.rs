@@ -14,7 +14,7 @@ use crate::tensor::Tensor;
 /// The extents type of an ndarray dimension: a fixed rank, or [`Dynamic`] for `IxDyn`.
 pub trait NdExtents {
     /// [`StaticRank<R>`] or [`Dynamic`].
-    type Extents;
+    type Extents: crate::extents::ExtentsType;
 }
 
 macro_rules! fixed_rank {

@@ -47,15 +47,19 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
     for (id, tensor) in program.tensors.iter().enumerate() {
         if let TensorOrigin::External(_) | TensorOrigin::Rust(_) = tensor.origin {
             let shape = hidden_numbered("__shape", id);
+            let layout = layout_local(id);
             let expr = tensor_expr(&program.tensors, id);
             let (access, name, rank) = (&tensor.first_access, &tensor.name, tensor.rank);
             let rank_check = check(hygienic!(#p::check_rank(#access, #name, #shape, #rank)));
             // On the tensor's first access, so a value that is no tensor is reported there.
             let span = first_access_span(program, id).unwrap_or_else(Span::mixed_site);
             let read_shape = quote_spanned!(span=> #p::shape_of(&#expr));
+            // A static rank was checked at compile time (`static_rank_check`).
             tokens.extend(hygienic! {
-                let #shape: &[usize] = #read_shape;
-                #rank_check;
+                let (#shape, #layout): (&[usize], #p::StaticLayout) = #read_shape;
+                if !#layout.is_static {
+                    #rank_check;
+                }
             });
         }
     }
@@ -116,11 +120,46 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
             let local = hidden_numbered("__extent", extents.len());
             let name = &var.name;
             let call = check(hygienic!(#p::unify(#name, &[#(#occurrences),*])));
-            tokens.extend(hygienic!(let #local: usize = #call;));
+            // Static extents were unified at compile time (`static_extent_check`): the first
+            // one is the extent, a constant the statement's loops can be unrolled over.
+            let this = Slot::Var(var.clone());
+            let statics: Vec<(TensorId, usize)> = accesses
+                .iter()
+                .flat_map(|access| {
+                    let this = &this;
+                    access
+                        .slots
+                        .iter()
+                        .enumerate()
+                        .filter_map(move |(axis, slot)| {
+                            (slot == this).then_some((access.tensor, axis))
+                        })
+                })
+                .collect();
+            let all_from_rust = statics
+                .iter()
+                .all(|&(tensor, _)| static_check_applies(program, tensor));
+            let value = match statics.first() {
+                Some(&(first, axis)) if all_from_rust => {
+                    let conditions = statics.iter().map(|&(tensor, _)| layout_local(tensor));
+                    let first = layout_local(first);
+                    hygienic! {
+                        if #(#conditions.is_static)&&* { #first.extents[#axis] } else { #call }
+                    }
+                }
+                _ => call,
+            };
+            tokens.extend(hygienic!(let #local: usize = #value;));
             extents.insert((s, var.name.clone()), local);
         }
     }
     Checks { tokens, extents }
+}
+
+/// The local holding what a tensor's type says of its layout (`__private::StaticLayout`):
+/// the prelude's for tensors from Rust, the statement's for the block's own `let`s.
+pub(super) fn layout_local(tensor: TensorId) -> Ident {
+    hidden_numbered("__layout", tensor)
 }
 
 /// Where `tensor` is first accessed in the block, if anywhere.

@@ -5,12 +5,13 @@
 use std::collections::HashMap;
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::quote_spanned;
+use quote::{quote_spanned, ToTokens};
 
-use super::checks::position_expr;
+use super::checks::{layout_local, position_expr};
 use super::{hidden, hidden_numbered, private, tensor_expr};
 use crate::ir::{
     AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId,
+    TensorOrigin,
 };
 use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 
@@ -86,22 +87,23 @@ pub fn emit_statement(
             let backend = emitter.backend(steps, Some(&place));
             let operands = emitter.operand_accesses(steps, Some(target_tensor), Some(&target));
             let detach = emitter.detach_operands(steps, target_tensor, &target);
-            let steps = steps
-                .iter()
-                .map(|step| emitter.step(step, &statement.lhs, Some(target_tensor)));
+            let layouts = emitter.static_layouts(steps, Some(target_tensor), None);
+            let apart = emitter.apart_from_target(steps, target_tensor, &target);
+            let steps = emitter.steps(steps, &statement.lhs, Some(target_tensor), detach);
             hygienic! {
                 {
                     #scalars
                     #backend
+                    #layouts
                     let #target = {
                         use #p::{TargetOwned as _, TargetShared as _};
                         #place.__tdsl_target()
                     };
                     #operands
-                    #detach
+                    #apart
                     let __target_read = #target.read();
                     let __zero = #p::zero_like(&#target);
-                    #(#steps)*
+                    #steps
                 }
             }
         }
@@ -124,9 +126,94 @@ struct StatementEmitter<'a> {
     cuda: bool,
 }
 
+/// A step's code: its kernel call, the same step as written-out loops, and whether it is small
+/// enough for those (`__private::is_small` over its extents).
+struct StepCode {
+    general: TokenStream,
+    written_out: TokenStream,
+    small: TokenStream,
+}
+
+/// What `StatementEmitter::static_loops` writes out: loop counts, the target's position and
+/// the operands' loads per point, and the step's α, mode and body.
+struct StaticLoops<'a> {
+    n_out: usize,
+    n_loops: usize,
+    target: &'a [TokenStream],
+    target_layout: &'a TokenStream,
+    loads: &'a [TokenStream],
+    alpha: &'a TokenStream,
+    mode: &'a TokenStream,
+    body: &'a TokenStream,
+}
+
 impl StatementEmitter<'_> {
     fn extent(&self, var: &IndexVar) -> &Ident {
         &self.extents[&(self.index, var.name.clone())]
+    }
+
+    /// The extent type of left-hand index `var` (`__private::extent_of`) from its first use
+    /// on the right-hand side.
+    fn extent_type(&self, steps: &[Step], var: &IndexVar) -> Option<TokenStream> {
+        let p = private();
+        let mut found = None;
+        for term in steps.iter().flat_map(|step| &step.terms) {
+            term.expr.visit_accesses(&mut |access| {
+                if found.is_none() {
+                    let axis = access
+                        .slots
+                        .iter()
+                        .position(|slot| *slot == Slot::Var(var.clone()));
+                    found = axis.map(|axis| (access.tensor, axis, access.span));
+                }
+            });
+        }
+        let (tensor, axis, span) = found?;
+        let expr = tensor_expr(&self.plan.program.tensors, tensor);
+        Some(quote_spanned!(span=> #p::extent_of::<#axis, _>(&#expr)))
+    }
+
+    /// `let __static: bool = …`: whether every tensor of the statement has static extents
+    /// (`__private::StaticLayout`), with the layouts of the block's own `let`s it reads and of
+    /// `result` (a new tensor) if given. A constant once inlined.
+    fn static_layouts(
+        &self,
+        steps: &[Step],
+        target: Option<TensorId>,
+        result: Option<&Ident>,
+    ) -> TokenStream {
+        let p = private();
+        let mut tensors: Vec<TensorId> = target.into_iter().collect();
+        for term in steps.iter().flat_map(|step| &step.terms) {
+            term.expr.visit_accesses(&mut |access| {
+                if !tensors.contains(&access.tensor) {
+                    tensors.push(access.tensor);
+                }
+            });
+        }
+        let lets =
+            tensors
+                .iter()
+                .filter_map(|&tensor| match &self.plan.program.tensors[tensor].origin {
+                    TensorOrigin::Let { name, .. } => {
+                        let layout = layout_local(tensor);
+                        Some(hygienic!(let #layout = #p::StaticLayout::of(&#name);))
+                    }
+                    TensorOrigin::External(_) | TensorOrigin::Rust(_) => None,
+                });
+        let mut flags: Vec<TokenStream> = tensors
+            .iter()
+            .map(|&tensor| layout_local(tensor).into_token_stream())
+            .collect();
+        let result = result.map(|result| {
+            flags.push(hidden("__layout_result").into_token_stream());
+            hygienic!(let __layout_result = #p::StaticLayout::of(&#result);)
+        });
+        hygienic! {
+            #(#lets)*
+            #result
+            let __static: bool = true #(&& #flags.is_static)*;
+        }
     }
 
     /// One `let __operand_N = …` per tensor the steps read, except `skip` (the target, read
@@ -210,6 +297,31 @@ impl StatementEmitter<'_> {
         hygienic!(#(#lets)*)
     }
 
+    /// Narrows `__static` to operands that share no memory with the target, found from the
+    /// static layouts' constants (written-out loops read every operand where it is).
+    fn apart_from_target(
+        &self,
+        steps: &[Step],
+        target_tensor: TensorId,
+        target: &Ident,
+    ) -> TokenStream {
+        let mut seen: Vec<TensorId> = Vec::new();
+        for term in steps.iter().flat_map(|step| &step.terms) {
+            term.expr.visit_accesses(&mut |access| {
+                if access.tensor != target_tensor && !seen.contains(&access.tensor) {
+                    seen.push(access.tensor);
+                }
+            });
+        }
+        let target_layout = layout_local(target_tensor);
+        let operands = seen.iter().map(|&tensor| {
+            let local = hidden_numbered("__operand", tensor);
+            let layout = layout_local(tensor);
+            hygienic!(&& !#target.overlaps_static(&#local, #target_layout, #layout))
+        });
+        hygienic!(let __static = __static #(#operands)*;)
+    }
+
     fn first_operand(&self, steps: &[Step]) -> Option<Ident> {
         steps
             .iter()
@@ -232,22 +344,38 @@ impl StatementEmitter<'_> {
             .map(|var| self.extent(var))
             .collect();
         let backend = self.backend(steps, None);
-        let zeros = if self.cuda {
-            hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*]))
-        } else {
-            hygienic!(#p::zeros_like(&__zero, [#(#shape),*]))
+        // The extent type of each left-hand index, from its first use (ranks 1 to 4: nested
+        // arrays go no further), so a result over static extents is a nested array.
+        let extent_types: Option<Vec<TokenStream>> = (1..=4)
+            .contains(&self.statement.lhs.len())
+            .then(|| {
+                self.statement
+                    .lhs_vars()
+                    .map(|var| self.extent_type(steps, var))
+                    .collect()
+            })
+            .flatten();
+        let zeros = match (&extent_types, self.cuda) {
+            (Some(types), false) => {
+                hygienic!(#p::new_result(&__zero, (#(#types,)*), &[#(#shape),*]))
+            }
+            (Some(types), true) => {
+                hygienic!(#p::Backend::new_result(&__backend, &__zero, (#(#types,)*), [#(#shape),*]))
+            }
+            (None, false) => hygienic!(#p::zeros_like(&__zero, [#(#shape),*])),
+            (None, true) => hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*])),
         };
-        let steps = steps
-            .iter()
-            .map(|step| self.step(step, &self.statement.lhs, None));
+        let layouts = self.static_layouts(steps, None, Some(&hidden("__result")));
+        let steps = self.steps(steps, &self.statement.lhs, None, TokenStream::new());
         hygienic! {
             #backend
             #operands
             let __zero = #p::zero_like(&#witness);
             let mut __result = #zeros;
+            #layouts
             {
                 let __target = #p::TargetOwned::__tdsl_target(&mut __result);
-                #(#steps)*
+                #steps
             }
             __result
         }
@@ -276,23 +404,25 @@ impl StatementEmitter<'_> {
             hygienic!(0.0f64)
         };
         let backend = self.backend(steps, None);
-        let steps = steps.iter().map(|step| self.step(step, &[], None));
+        let layouts = self.static_layouts(steps, None, None);
+        let steps = self.steps(steps, &[], None, TokenStream::new());
         hygienic! {
             #backend
             #operands
+            #layouts
             let __zero = #zero;
             let mut __sum = __zero;
             {
                 let __target = #p::TargetAccess::scalar(&mut __sum);
-                #(#steps)*
+                #steps
             }
             __sum
         }
     }
 
-    /// One kernel call. `in_place` names the target tensor when reads of it go through the
-    /// target's own access.
-    fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> TokenStream {
+    /// One kernel call, and the same step as written-out loops. `in_place` names the target
+    /// tensor when reads of it go through the target's own access.
+    fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> StepCode {
         let p = private();
         let lhs_vars: Vec<&IndexVar> = self.statement.lhs_vars().collect();
         let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
@@ -317,7 +447,29 @@ impl StatementEmitter<'_> {
                 .collect()
         };
         let target_axes = axes(lhs);
+        // The element at the current point of the written-out loops (`static_loops`).
+        let position = |slots: &[Slot]| -> Vec<TokenStream> {
+            slots
+                .iter()
+                .map(|slot| match slot {
+                    Slot::Var(var) => {
+                        let position = loops
+                            .iter()
+                            .position(|loop_var| *loop_var == var)
+                            .expect("every index of a step is one of its loops");
+                        hidden_numbered("__l", position).into_token_stream()
+                    }
+                    Slot::Fixed(position) => position_expr(*position),
+                })
+                .collect()
+        };
         let mut operands: Vec<TokenStream> = Vec::new();
+        let mut loads: Vec<TokenStream> = Vec::new();
+        let target_layout = match (in_place, lhs.is_empty()) {
+            (Some(target), _) => layout_local(target).into_token_stream(),
+            (None, false) => hidden("__layout_result").into_token_stream(),
+            (None, true) => hygienic!(#p::StaticLayout::SCALAR),
+        };
         let mut element = |access: &crate::ir::Access| {
             let handle = if Some(access.tensor) == in_place {
                 hidden("__target_read")
@@ -330,6 +482,9 @@ impl StatementEmitter<'_> {
             operands.push(quote_spanned! {access.span=>
                 (#handle.at(&[#(#access_axes),*]))
             });
+            let index = position(&access.slots);
+            let layout = layout_local(access.tensor);
+            loads.push(hygienic!(#handle.load([#(#index),*], #layout.strides)));
             let slot = operands.len() - 1;
             hygienic!(__x[#slot])
         };
@@ -373,8 +528,30 @@ impl StatementEmitter<'_> {
                 [#(#operands),*],
             )
         };
+        let written_out = self.static_loops(StaticLoops {
+            n_out,
+            n_loops: loops.len(),
+            target: &position(lhs),
+            target_layout: &target_layout,
+            loads: &loads,
+            alpha: &alpha,
+            mode: &mode,
+            body: &body,
+        });
+        let written_out = hygienic! {
+            {
+                let __ext = [#(#extents),*];
+                #written_out
+            }
+        };
+        let small = hygienic!(#p::is_small(&[#(#extents),*]));
         if self.cuda {
-            return self.dispatched_step(step, proven, body, &extents);
+            let call = self.dispatched_step(step, proven, body, &extents);
+            return StepCode {
+                general: call,
+                written_out,
+                small,
+            };
         }
         let call = match &step.kernel {
             Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
@@ -389,11 +566,68 @@ impl StatementEmitter<'_> {
             },
             Kernel::Gemm(_) => hygienic!(#p::contract(#proven)),
         };
-        hygienic! {
+        let general = hygienic! {
             {
                 let __ext = [#(#extents),*];
                 #call;
             }
+        };
+        StepCode {
+            general,
+            written_out,
+            small,
+        }
+    }
+
+    /// A step as loops written out over `__ext` (the extents, constants when every tensor is
+    /// static), reading elements through `Access::load` and combining into the target through
+    /// `TargetAccess::update`: the compiler sees the whole nest and unrolls small ones. Each
+    /// target point gets α times its sum combined as the step's mode says, as in `evaluate`
+    /// (an empty sum is 0 whatever α, and β = 0 does not read the target, as in `Step`).
+    fn static_loops(&self, nest: StaticLoops<'_>) -> TokenStream {
+        let p = private();
+        let StaticLoops {
+            n_out,
+            n_loops,
+            target,
+            target_layout,
+            loads,
+            alpha,
+            mode,
+            body,
+        } = nest;
+        let elements = (!loads.is_empty()).then(|| hygienic!(let __x = [#(#loads),*];));
+        let value = if n_out == n_loops {
+            hygienic! {
+                #elements
+                let __sum = #body;
+            }
+        } else {
+            let mut summed = hygienic! {
+                #elements
+                __sum += #body;
+            };
+            for k in (n_out..n_loops).rev() {
+                let var = hidden_numbered("__l", k);
+                summed = hygienic!(for #var in 0..__ext[#k] { #summed });
+            }
+            hygienic! {
+                let mut __sum = __zero;
+                #summed
+            }
+        };
+        let mut nest = hygienic! {
+            #value
+            __target.update([#(#target),*], #target_layout.strides, __mode, __alpha * __sum);
+        };
+        for k in (0..n_out).rev() {
+            let var = hidden_numbered("__l", k);
+            nest = hygienic!(for #var in 0..__ext[#k] { #nest });
+        }
+        hygienic! {
+            let __mode = #mode;
+            let __alpha = if __ext[#n_out..].contains(&0) { #p::lit(&__zero, 1.0) } else { #alpha };
+            #nest
         }
     }
 
@@ -435,6 +669,33 @@ impl StatementEmitter<'_> {
     }
 
     /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
+    /// The statement's steps: written out when `__static` holds and every step is small
+    /// (then no operand was copied and nothing else of the general path runs), else through
+    /// the kernels after `general_prelude`.
+    fn steps(
+        &self,
+        steps: &[Step],
+        lhs: &[Slot],
+        in_place: Option<TensorId>,
+        general_prelude: TokenStream,
+    ) -> TokenStream {
+        let code: Vec<StepCode> = steps
+            .iter()
+            .map(|step| self.step(step, lhs, in_place))
+            .collect();
+        let small = code.iter().map(|step| &step.small);
+        let written_out = code.iter().map(|step| &step.written_out);
+        let general = code.iter().map(|step| &step.general);
+        hygienic! {
+            if __static #(&& #small)* {
+                #(#written_out)*
+            } else {
+                #general_prelude
+                #(#general)*
+            }
+        }
+    }
+
     fn dispatched_step(
         &self,
         step: &Step,

@@ -5,6 +5,7 @@
 //! type), and a device launch only steps over that device's memory (checked per statement).
 
 use crate::access::Witness;
+use crate::extents::LetResult;
 use crate::network::PlanCache;
 use crate::step::Step;
 use crate::{Element, Tensor, TensorView, TensorViewMut};
@@ -21,12 +22,21 @@ pub trait Backend {
     type Kind;
     /// The tensor a `let` makes.
     type Tensor<T: Element>;
+    /// The tensor a `let` of rank 1 to 4 makes from the extent types of its indices.
+    type Result<T: Element, E: LetResult<T>>;
     /// A zero-filled result tensor.
     fn zeros<W: Witness + ?Sized, const R: usize>(
         &self,
         witness: &W,
         shape: [usize; R],
     ) -> Self::Tensor<W::Elem>;
+    /// A zero-filled `let` result of rank 1 to 4 (see [`LetResult`]).
+    fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
+        &self,
+        witness: &W,
+        extents: E,
+        shape: [usize; R],
+    ) -> Self::Result<W::Elem, E>;
     /// A loop-nest step: `body` on the host, `kernel` on a device.
     fn evaluate<T: Element, const L: usize, const N: usize>(
         &self,
@@ -58,12 +68,23 @@ pub struct Host;
 impl Backend for Host {
     type Kind = OnHost;
     type Tensor<T: Element> = Tensor<T>;
+    /// A nested array where every extent is static, as without the `cuda` feature.
+    type Result<T: Element, E: LetResult<T>> = E::Output;
     fn zeros<W: Witness + ?Sized, const R: usize>(
         &self,
         _witness: &W,
         shape: [usize; R],
     ) -> Tensor<W::Elem> {
         Tensor::zeros(shape)
+    }
+    #[inline(always)]
+    fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
+        &self,
+        _witness: &W,
+        _extents: E,
+        shape: [usize; R],
+    ) -> E::Output {
+        E::zeros(&shape)
     }
     #[inline(always)]
     fn evaluate<T: Element, const L: usize, const N: usize>(
@@ -111,6 +132,8 @@ fn or_panic<V>(result: Result<V, super::CudaError>) -> V {
 impl Backend for Device {
     type Kind = OnDevice;
     type Tensor<T: Element> = CudaTensor<T>;
+    /// Device tensors' extents are dynamic, so a `let` is a device tensor.
+    type Result<T: Element, E: LetResult<T>> = CudaTensor<T>;
     #[track_caller]
     fn zeros<W: Witness + ?Sized, const R: usize>(
         &self,
@@ -118,6 +141,15 @@ impl Backend for Device {
         shape: [usize; R],
     ) -> CudaTensor<W::Elem> {
         or_panic(CudaTensor::zeros(&self.0, shape))
+    }
+    #[track_caller]
+    fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
+        &self,
+        witness: &W,
+        _extents: E,
+        shape: [usize; R],
+    ) -> CudaTensor<W::Elem> {
+        self.zeros(witness, shape)
     }
     #[track_caller]
     fn evaluate<T: Element, const L: usize, const N: usize>(
