@@ -151,7 +151,8 @@ fn written_out_loops_agree_with_the_general_kernels() {
     let row: [[f64; 13]; 1] = [v];
     tensor! {
         let outer[i, j] = row[0, i] * v[j];
-        let projected[i] = outer[i, j] * v[j] - row[0, i];
+        let mut projected[i] = outer[i, j] * v[j];
+        projected[i] -= row[0, i];
     }
     let projected: [f64; 13] = projected;
     let expected = reference(&[13], |ix| {

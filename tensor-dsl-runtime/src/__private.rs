@@ -49,6 +49,32 @@ impl<T> ScalarOf<T> for T {
     }
 }
 
+/// A scalar `let`'s value as its declared type, which must be the statement's element type:
+/// another is a type error on the declared type's tokens (generated code calls this spanned
+/// there).
+#[inline(always)]
+pub fn declared<D, V: DeclaredAs<D>>(value: V) -> D {
+    value.into_declared()
+}
+
+/// Implemented only by `T` for `T`: a scalar `let` declared with a type is declared with its
+/// statement's element type.
+#[diagnostic::on_unimplemented(
+    message = "this statement's elements are `{Self}`, but its result is declared `{D}`",
+    label = "declared `{D}` here",
+    note = "declare `{Self}`, and convert after the block if another type is needed"
+)]
+pub trait DeclaredAs<D> {
+    fn into_declared(self) -> D;
+}
+
+impl<T> DeclaredAs<T> for T {
+    #[inline(always)]
+    fn into_declared(self) -> T {
+        self
+    }
+}
+
 /// Zero in the statement's element type: the start of a scalar sum.
 #[inline(always)]
 pub fn zero_like<W: Witness + ?Sized>(_witness: &W) -> W::Elem {
@@ -136,31 +162,16 @@ impl IsSameBinding for SameBinding {}
 #[inline(always)]
 pub fn same_binding<X: IsSameBinding>(_name: X) {}
 
-/// Operands whose extents admit `R` indices; implemented through [`Operand::Extents`], so a
-/// value that is no operand fails on `Operand`, at the argument, not on a projection.
-pub trait OperandOfRank<const R: usize> {}
-
-impl<X: Operand + ?Sized, const R: usize> OperandOfRank<R> for X where X::Extents: AdmitsRank<R> {}
-
-/// Compiles only if `operand`'s type admits `R` indices (see [`AdmitsRank`]); does nothing.
+/// Compiles only if a tensor whose layout is `_layout` admits `R` indices (see
+/// [`AdmitsRank`]); does nothing. Through the layout, so a value that is no tensor is reported
+/// once, by [`shape_of`].
 #[inline(always)]
-pub fn admits_rank<const R: usize, X: OperandOfRank<R> + ?Sized>(_operand: &X) {}
+pub fn admits_rank<const R: usize, E: AdmitsRank<R>>(_layout: &StaticLayout<E>) {}
 
-/// The extent type of an operand's axis `K` (see [`AxisExtent`]).
-pub trait OperandAxis<const K: usize> {
-    type Extent: Default;
-}
-
-impl<X: Operand + ?Sized, const K: usize> OperandAxis<K> for X
-where
-    X::Extents: AxisExtent<K>,
-{
-    type Extent = <X::Extents as AxisExtent<K>>::Extent;
-}
-
-/// The extent type of `operand`'s axis `K`, as a value for [`agree`].
+/// The extent type of axis `K` of a tensor whose layout is `_layout` (see [`AxisExtent`]), as
+/// a value for [`agree`] and [`new_result`].
 #[inline(always)]
-pub fn extent_of<const K: usize, X: OperandAxis<K> + ?Sized>(_operand: &X) -> X::Extent {
+pub fn extent_of<const K: usize, E: AxisExtent<K>>(_layout: &StaticLayout<E>) -> E::Extent {
     Default::default()
 }
 
@@ -171,8 +182,14 @@ pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}
 /// `operand`'s extents, and what its type says of them (see [`StaticLayout`]); a function
 /// rather than a method path, so a value that is no operand is reported on its own tokens.
 #[inline(always)]
-pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (&[usize], StaticLayout) {
-    (operand.__tdsl_shape(), StaticLayout::of(operand))
+pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (&[usize], StaticLayout<X::Extents>) {
+    (operand.__tdsl_shape(), StaticLayout::OF)
+}
+
+/// The layout `operand`'s type states (see [`StaticLayout`]).
+#[inline(always)]
+pub fn layout_of<X: Operand + ?Sized>(_operand: &X) -> StaticLayout<X::Extents> {
+    StaticLayout::OF
 }
 
 /// Read access to `operand` (see [`shape_of`] for why a function).

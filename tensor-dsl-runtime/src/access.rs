@@ -226,11 +226,11 @@ impl<'a, T> TargetAccess<'a, T> {
     /// `elements` long) the address ranges follow from constants; otherwise `true` (unknown).
     /// Written-out loops over static tensors run only where this is `false`.
     #[inline(always)]
-    pub fn overlaps_static(
+    pub fn overlaps_static<A, B>(
         &self,
         operand: &Access<'_, T>,
-        target_layout: StaticLayout,
-        operand_layout: StaticLayout,
+        target_layout: StaticLayout<A>,
+        operand_layout: StaticLayout<B>,
     ) -> bool {
         let host = self.memory == Memory::Host && operand.memory == Memory::Host;
         if !(host && target_layout.is_static && operand_layout.is_static) {

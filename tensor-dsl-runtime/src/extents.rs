@@ -4,7 +4,9 @@
 //! on the user's access, reported by `cargo check`; anything dynamic is left to the run-time
 //! checks, which stay in place for every operand.
 
-use crate::access::{Operand, TargetOwned};
+use std::marker::PhantomData;
+
+use crate::access::TargetOwned;
 use crate::element::Element;
 use crate::tensor::Tensor;
 
@@ -239,9 +241,10 @@ let_result!(tensor [A, B, C]);
 /// What a tensor's type says of its layout, as values the compiler folds: whether every extent
 /// is static, and if so the extents and row-major strides (see [`ExtentsType`]). Loops written
 /// out over static tensors take bounds and offsets from here rather than from the tensor's
-/// shape slices, whose contents the optimizer may not see.
-#[derive(Clone, Copy, Debug)]
-pub struct StaticLayout {
+/// shape slices, whose contents the optimizer may not see. It carries the extents type `E`, so
+/// the compile-time checks of ranks and extents go through it: a value that is no tensor is
+/// reported once, where its layout is read, and nothing built on its layout adds errors.
+pub struct StaticLayout<E> {
     /// Every extent is static: rank and extents were checked at compile time.
     pub is_static: bool,
     /// The extents, outermost first (0 past the rank).
@@ -250,25 +253,35 @@ pub struct StaticLayout {
     pub strides: [usize; MAX_STATIC_RANK],
     /// The number of elements, contiguous from the tensor's first.
     pub elements: usize,
+    extents_type: PhantomData<fn() -> E>,
 }
 
-impl StaticLayout {
-    /// The layout `operand`'s type states.
-    #[inline(always)]
-    pub fn of<X: Operand + ?Sized>(_operand: &X) -> Self {
-        StaticLayout {
-            is_static: <X::Extents as ExtentsType>::STATIC,
-            extents: <X::Extents as ExtentsType>::EXTENTS,
-            strides: <X::Extents as ExtentsType>::STRIDES,
-            elements: <X::Extents as ExtentsType>::ELEMENTS,
-        }
+impl<E> Clone for StaticLayout<E> {
+    fn clone(&self) -> Self {
+        *self
     }
+}
 
-    /// The layout of a scalar target: static, no axes.
-    pub const SCALAR: StaticLayout = StaticLayout {
+impl<E> Copy for StaticLayout<E> {}
+
+impl<E: ExtentsType> StaticLayout<E> {
+    /// The layout extents `E` state.
+    pub const OF: Self = StaticLayout {
+        is_static: E::STATIC,
+        extents: E::EXTENTS,
+        strides: E::STRIDES,
+        elements: E::ELEMENTS,
+        extents_type: PhantomData,
+    };
+}
+
+impl StaticLayout<Dynamic> {
+    /// The layout of a scalar target: static, no axes, one element.
+    pub const SCALAR: Self = StaticLayout {
         is_static: true,
         extents: [0; MAX_STATIC_RANK],
         strides: [0; MAX_STATIC_RANK],
         elements: 1,
+        extents_type: PhantomData,
     };
 }

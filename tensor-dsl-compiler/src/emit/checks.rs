@@ -56,7 +56,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
             let read_shape = quote_spanned!(span=> #p::shape_of(&#expr));
             // A static rank was checked at compile time (`static_rank_check`).
             tokens.extend(hygienic! {
-                let (#shape, #layout): (&[usize], #p::StaticLayout) = #read_shape;
+                let (#shape, #layout) = #read_shape;
                 if !#layout.is_static {
                     #rank_check;
                 }
@@ -77,7 +77,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
         }
         for access in &accesses {
             if static_check_applies(program, access.tensor) && rank_checked.insert(access.tensor) {
-                tokens.extend(static_rank_check(program, access));
+                tokens.extend(static_rank_check(access));
             }
             for (axis, slot) in access.slots.iter().enumerate() {
                 if let Slot::Fixed(position) = slot {
@@ -100,7 +100,6 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
                             match first_static {
                                 None => first_static = Some((access.tensor, axis)),
                                 Some(first) => tokens.extend(static_extent_check(
-                                    program,
                                     first,
                                     (access.tensor, axis),
                                     used,
@@ -197,28 +196,34 @@ fn static_check_applies(program: &Program, tensor: TensorId) -> bool {
 /// A call that compiles only if the type of `access`'s tensor admits as many indices as the
 /// access has (any rank for dynamic tensors), spanned on the access so a mismatch is reported
 /// there by `cargo check`. It does nothing at run time.
-fn static_rank_check(program: &Program, access: &Access) -> TokenStream {
+fn static_rank_check(access: &Access) -> TokenStream {
     let p = private();
-    let expr = tensor_expr(&program.tensors, access.tensor);
+    let layout = located(&layout_local(access.tensor), access.span);
     let rank = access.slots.len();
     quote_spanned! {access.span=>
-        #p::admits_rank::<#rank, _>(&#expr);
+        #p::admits_rank::<#rank, _>(&#layout);
     }
+}
+
+/// `local` (a generated, hygienic name) with its errors reported at `span`.
+pub(super) fn located(local: &Ident, span: Span) -> Ident {
+    let mut local = local.clone();
+    local.set_span(Span::mixed_site().located_at(span));
+    local
 }
 
 /// A call that compiles only if two axes an index runs over can have one extent (equal
 /// static extents, or one dynamic), spanned on the later use of the index, whose name a
 /// marker type carries into the message. It does nothing at run time.
 fn static_extent_check(
-    program: &Program,
     (first, first_axis): (TensorId, usize),
     (later, later_axis): (TensorId, usize),
     var: &IndexVar,
 ) -> TokenStream {
     let p = private();
     let (first, later) = (
-        tensor_expr(&program.tensors, first),
-        tensor_expr(&program.tensors, later),
+        located(&layout_local(first), var.span),
+        located(&layout_local(later), var.span),
     );
     // A braced struct lives in the type namespace only, so it cannot shadow a tensor of the
     // same name in the expressions beside it.

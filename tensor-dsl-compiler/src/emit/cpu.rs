@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
 
-use super::checks::{layout_local, position_expr};
+use super::checks::{layout_local, located, position_expr};
 use super::{hidden, hidden_numbered, private, tensor_expr};
 use crate::ir::{
     AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId,
@@ -58,11 +58,25 @@ pub fn emit_statement(
         Target::NewScalar { name, mutable, ty } => {
             let sum = emitter.scalar_sum(steps, ty.as_ref(), None);
             let binding = binding(name, *mutable, ty.as_ref());
+            let value = hygienic!({
+                #scalars
+                #sum
+            });
+            // A declared type other than the elements' is reported on the type's tokens.
+            let value = match ty {
+                Some(ty) => {
+                    let span = ty
+                        .clone()
+                        .into_iter()
+                        .next()
+                        .map_or_else(Span::call_site, |t| t.span());
+                    let p = private();
+                    quote_spanned!(span=> #p::declared::<#ty, _>(#value))
+                }
+                None => value,
+            };
             hygienic! {
-                #binding = {
-                    #scalars
-                    #sum
-                };
+                #binding = #value;
             }
         }
         Target::Scalar { place, .. } => {
@@ -84,10 +98,14 @@ pub fn emit_statement(
             let target_tensor = access.tensor;
             let place = tensor_expr(&plan.program.tensors, target_tensor);
             let target = hidden("__target");
+            // A value that cannot be written (a read-only view, no tensor at all) is reported
+            // on the target's token.
+            let write_method = located(&hidden("__tdsl_target"), access.span);
             let backend = emitter.backend(steps, Some(&place));
             let operands = emitter.operand_accesses(steps, Some(target_tensor), Some(&target));
             let detach = emitter.detach_operands(steps, target_tensor, &target);
-            let layouts = emitter.static_layouts(steps, Some(target_tensor), None);
+            let layouts = emitter.let_layouts(steps, Some(target_tensor));
+            let is_static = emitter.static_flag(steps, Some(target_tensor), None);
             let apart = emitter.apart_from_target(steps, target_tensor, &target);
             let steps = emitter.steps(steps, &statement.lhs, Some(target_tensor), detach);
             hygienic! {
@@ -95,9 +113,10 @@ pub fn emit_statement(
                     #scalars
                     #backend
                     #layouts
+                    #is_static
                     let #target = {
                         use #p::{TargetOwned as _, TargetShared as _};
-                        #place.__tdsl_target()
+                        #place.#write_method()
                     };
                     #operands
                     #apart
@@ -169,20 +188,12 @@ impl StatementEmitter<'_> {
             });
         }
         let (tensor, axis, span) = found?;
-        let expr = tensor_expr(&self.plan.program.tensors, tensor);
-        Some(quote_spanned!(span=> #p::extent_of::<#axis, _>(&#expr)))
+        let layout = located(&layout_local(tensor), span);
+        Some(quote_spanned!(span=> #p::extent_of::<#axis, _>(&#layout)))
     }
 
-    /// `let __static: bool = …`: whether every tensor of the statement has static extents
-    /// (`__private::StaticLayout`), with the layouts of the block's own `let`s it reads and of
-    /// `result` (a new tensor) if given. A constant once inlined.
-    fn static_layouts(
-        &self,
-        steps: &[Step],
-        target: Option<TensorId>,
-        result: Option<&Ident>,
-    ) -> TokenStream {
-        let p = private();
+    /// The tensors a statement's steps read, and `target` first if given.
+    fn tensors(&self, steps: &[Step], target: Option<TensorId>) -> Vec<TensorId> {
         let mut tensors: Vec<TensorId> = target.into_iter().collect();
         for term in steps.iter().flat_map(|step| &step.terms) {
             term.expr.visit_accesses(&mut |access| {
@@ -191,26 +202,46 @@ impl StatementEmitter<'_> {
                 }
             });
         }
-        let lets =
-            tensors
-                .iter()
-                .filter_map(|&tensor| match &self.plan.program.tensors[tensor].origin {
-                    TensorOrigin::Let { name, .. } => {
-                        let layout = layout_local(tensor);
-                        Some(hygienic!(let #layout = #p::StaticLayout::of(&#name);))
-                    }
-                    TensorOrigin::External(_) | TensorOrigin::Rust(_) => None,
-                });
-        let mut flags: Vec<TokenStream> = tensors
-            .iter()
-            .map(|&tensor| layout_local(tensor).into_token_stream())
+        tensors
+    }
+
+    /// `let __layout_N = …` for each of the block's own `let`s the statement reads or writes
+    /// (the prelude has those of tensors from Rust).
+    fn let_layouts(&self, steps: &[Step], target: Option<TensorId>) -> TokenStream {
+        let p = private();
+        let lets = self
+            .tensors(steps, target)
+            .into_iter()
+            .filter_map(|tensor| match &self.plan.program.tensors[tensor].origin {
+                TensorOrigin::Let { name, .. } => {
+                    let layout = layout_local(tensor);
+                    Some(hygienic!(let #layout = #p::layout_of(&#name);))
+                }
+                TensorOrigin::External(_) | TensorOrigin::Rust(_) => None,
+            });
+        hygienic!(#(#lets)*)
+    }
+
+    /// `let __static: bool = …`: whether every tensor of the statement has static extents
+    /// (`__private::StaticLayout`), `result` (a new tensor) included if given. A constant once
+    /// inlined.
+    fn static_flag(
+        &self,
+        steps: &[Step],
+        target: Option<TensorId>,
+        result: Option<&Ident>,
+    ) -> TokenStream {
+        let p = private();
+        let mut flags: Vec<TokenStream> = self
+            .tensors(steps, target)
+            .into_iter()
+            .map(|tensor| layout_local(tensor).into_token_stream())
             .collect();
         let result = result.map(|result| {
             flags.push(hidden("__layout_result").into_token_stream());
-            hygienic!(let __layout_result = #p::StaticLayout::of(&#result);)
+            hygienic!(let __layout_result = #p::layout_of(&#result);)
         });
         hygienic! {
-            #(#lets)*
             #result
             let __static: bool = true #(&& #flags.is_static)*;
         }
@@ -365,14 +396,16 @@ impl StatementEmitter<'_> {
             (None, false) => hygienic!(#p::zeros_like(&__zero, [#(#shape),*])),
             (None, true) => hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*])),
         };
-        let layouts = self.static_layouts(steps, None, Some(&hidden("__result")));
+        let layouts = self.let_layouts(steps, None);
+        let is_static = self.static_flag(steps, None, Some(&hidden("__result")));
         let steps = self.steps(steps, &self.statement.lhs, None, TokenStream::new());
         hygienic! {
             #backend
             #operands
+            #layouts
             let __zero = #p::zero_like(&#witness);
             let mut __result = #zeros;
-            #layouts
+            #is_static
             {
                 let __target = #p::TargetOwned::__tdsl_target(&mut __result);
                 #steps
@@ -404,12 +437,14 @@ impl StatementEmitter<'_> {
             hygienic!(0.0f64)
         };
         let backend = self.backend(steps, None);
-        let layouts = self.static_layouts(steps, None, None);
+        let layouts = self.let_layouts(steps, None);
+        let is_static = self.static_flag(steps, None, None);
         let steps = self.steps(steps, &[], None, TokenStream::new());
         hygienic! {
             #backend
             #operands
             #layouts
+            #is_static
             let __zero = #zero;
             let mut __sum = __zero;
             {
@@ -468,7 +503,7 @@ impl StatementEmitter<'_> {
         let target_layout = match (in_place, lhs.is_empty()) {
             (Some(target), _) => layout_local(target).into_token_stream(),
             (None, false) => hidden("__layout_result").into_token_stream(),
-            (None, true) => hygienic!(#p::StaticLayout::SCALAR),
+            (None, true) => hygienic!(#p::StaticLayout::<#p::Dynamic>::SCALAR),
         };
         let mut element = |access: &crate::ir::Access| {
             let handle = if Some(access.tensor) == in_place {
