@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote_spanned;
 
-use super::{hidden_numbered, private, tensor_expr, Flavor};
+use super::{hidden_numbered, private, private_at, tensor_expr, Flavor};
 use crate::ir::{
     Access, IndexVar, Position, Program, SameBinding, Slot, Target, TensorId, TensorOrigin,
 };
@@ -53,7 +53,8 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
             let rank_check = check(hygienic!(#p::check_rank(#access, #name, #shape, #rank)));
             // On the tensor's first access, so a value that is no tensor is reported there.
             let span = first_access_span(program, id).unwrap_or_else(Span::mixed_site);
-            let read_shape = quote_spanned!(span=> #p::shape_of(&#expr));
+            let at = private_at(span);
+            let read_shape = quote_spanned!(span=> #at::shape_of(&#expr));
             // A static rank was checked at compile time (`static_rank_check`).
             tokens.extend(hygienic! {
                 let (#shape, #layout) = #read_shape;

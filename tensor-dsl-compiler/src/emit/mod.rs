@@ -113,6 +113,18 @@ fn private() -> TokenStream {
     hygienic!(::#runtime::__private)
 }
 
+/// `private()` with its tokens located at `span` (hygiene unchanged), so a call through it
+/// that rustc reports as a whole is reported on the user's tokens there.
+fn private_at(span: Span) -> TokenStream {
+    private()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(Span::mixed_site().located_at(span));
+            token
+        })
+        .collect()
+}
+
 /// A generated local: invisible to (and unable to shadow) user code.
 fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
