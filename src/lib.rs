@@ -15,8 +15,10 @@
 //!
 //! The language is described in the README: `let` of a new tensor or scalar, `=`, `+=` and
 //! `-=` into existing tensors and scalars, summation over every right-hand index missing from
-//! the left, broadcasting, diagonals and traces, element-wise functions. Shape errors found at
-//! run time panic at the macro call (`tensor!`) or return a [`ShapeError`] (`try_tensor!`).
+//! the left, broadcasting, diagonals and traces, element-wise functions. Mistakes found at
+//! compile time are listed, with what rustc prints for each, in [`compile_errors`]; shape
+//! errors found at run time panic at the macro call (`tensor!`) or return a [`ShapeError`]
+//! (`try_tensor!`).
 
 // Lets generated code name `::tensor_dsl::__private` inside this crate's own tests too.
 extern crate self as tensor_dsl;
@@ -48,6 +50,9 @@ pub mod cuda {
         device_count, nvrtc, CudaDevice, CudaError, CudaTensor, DeviceStats,
     };
 }
+
+#[doc = include_str!("../docs/compile-errors.md")]
+pub mod compile_errors {}
 
 #[doc(hidden)]
 pub mod __private {
