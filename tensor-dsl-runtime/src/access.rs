@@ -154,6 +154,9 @@ pub struct TargetAccess<'a, T> {
     pub(crate) strides: &'a [isize],
     pub(crate) offset: isize,
     pub(crate) memory: Memory,
+    /// Made from a `&mut` borrow of the whole tensor for the statement (see
+    /// [`TargetAccess::exclusive`]).
+    exclusive: bool,
     _borrow: PhantomData<&'a std::cell::Cell<T>>,
 }
 
@@ -172,7 +175,20 @@ impl<'a, T> TargetAccess<'a, T> {
             strides,
             offset,
             memory: Memory::Host,
+            exclusive: false,
             _borrow: PhantomData,
+        }
+    }
+
+    /// The same target, marked as made from a `&mut` borrow of its whole tensor (an owned
+    /// tensor, a nested array, a scalar), which no operand of the statement can reach: the
+    /// borrow checker refuses any other live borrow of it, `{ &c }` operands included, since
+    /// they are evaluated before the statement. [`detach`](Self::detach) then copies nothing
+    /// and spends no comparisons; `Step::new` still refuses any overlap.
+    pub(crate) fn exclusive(self) -> Self {
+        TargetAccess {
+            exclusive: true,
+            ..self
         }
     }
 
@@ -184,7 +200,7 @@ impl<'a, T> TargetAccess<'a, T> {
 
     /// The target of a statement with no left-hand indices: one scalar.
     pub fn scalar(value: &'a mut T) -> Self {
-        TargetAccess::new(value, 1, &[], &[], 0)
+        TargetAccess::new(value, 1, &[], &[], 0).exclusive()
     }
 
     /// Reads of the target's own elements, for right-hand accesses that are point-wise in place.
@@ -206,7 +222,7 @@ impl<'a, T> TargetAccess<'a, T> {
     where
         T: Element,
     {
-        if self.memory != Memory::Host || operand.memory != Memory::Host {
+        if self.exclusive || self.memory != Memory::Host || operand.memory != Memory::Host {
             // Device tensors own their buffers and have no views, so a device operand other
             // than the target itself never overlaps it (and if it did, `Step::new` would stop
             // before any launch). Device memory is never read here.
@@ -409,7 +425,7 @@ impl<T: Element> TargetOwned for Tensor<T> {
     fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
         let len = self.len();
         let data = self.as_mut_slice().as_mut_ptr();
-        TargetAccess::new(data, len, self.shape(), self.strides(), 0)
+        TargetAccess::new(data, len, self.shape(), self.strides(), 0).exclusive()
     }
 }
 

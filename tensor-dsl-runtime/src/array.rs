@@ -30,6 +30,7 @@ macro_rules! nested_array {
                 let len = std::mem::size_of_val(self) / std::mem::size_of::<T>().max(1);
                 let shape = const { &[$($extent),+] };
                 TargetAccess::new(self.as_mut_ptr().cast::<T>(), len, shape, const { &$strides }, 0)
+                    .exclusive()
             }
         }
     };

@@ -75,10 +75,16 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     // Large nests split their outermost target loop across threads: every thread writes its
     // own target elements.
     let points: usize = extents.iter().product();
-    let threads = rayon::current_num_threads();
     let split = (0..n_out).find(|&k| extents[k] > 1);
-    // Only a target whose points address distinct elements may be split between threads.
-    let large = threads > 1 && injective && points * (N + 1) >= PARALLEL_WORK;
+    // Only a target whose points address distinct elements may be split between threads; the
+    // pool is asked only for nests worth splitting (small ones run often).
+    let worth_splitting = injective && points.saturating_mul(N + 1) >= PARALLEL_WORK;
+    let threads = if worth_splitting {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    let large = worth_splitting && threads > 1;
     if let (true, 0, Some(split)) = (large, n_out, (0..L).find(|&k| extents[k] > 1)) {
         // A scalar result: each thread sums part of one summed loop, then the parts are added.
         let length = extents[split];
