@@ -54,6 +54,9 @@ pub mod cuda {
 #[doc = include_str!("../docs/compile-errors.md")]
 pub mod compile_errors {}
 
+#[doc = include_str!("../docs/coming-from.md")]
+pub mod coming_from {}
+
 #[doc(hidden)]
 pub mod __private {
     pub use tensor_dsl_runtime::__private::*;
