@@ -1,7 +1,7 @@
 //! `tensor!` on device tensors: runs on the first CUDA GPU, or on the simulator (the same
 //! generated kernels, compiled by the host C++ compiler) when there is none.
 //!
-//!     cargo run --example 01-cuda --features cuda
+//!     cargo run --example 08-cuda --features cuda
 
 use tensor_dsl::cuda::{device_count, CudaDevice, CudaTensor};
 use tensor_dsl::{tensor, Tensor};
