@@ -185,3 +185,75 @@ fn a_let_mut_is_written_by_later_statements_with_or_without_the_optimizing_passe
     }
     assert_close(&d, &product, 1e-12);
 }
+
+/// `*=` and `/=` combine the target with the value of the right-hand side, on tensors, views,
+/// fixed positions and scalars; a product that sums is fine (distributivity).
+#[test]
+fn multiply_and_divide_assign() {
+    let a = data::<f64>(&[7, 13], 1);
+    let x = data::<f64>(&[13], 2);
+    let mut c = data::<f64>(&[7], 3);
+    let before = c.clone();
+    tensor! {
+        c[i] *= a[i, k] * x[k];
+        c[i] /= 2 + abs(a[i, 0]);
+    }
+    let expected = reference(&[7], |ix| {
+        let i = ix[0];
+        at(&before, ix) * sum_over(&[13], |r| at(&a, &[i, r[0]]) * at(&x, r))
+            / (2.0 + at(&a, &[i, 0]).abs())
+    });
+    assert_close(&c, &expected, 1e-12);
+
+    let mut m = data::<f64>(&[7, 13], 4);
+    let m0 = m.clone();
+    let z = data::<f64>(&[7], 10);
+    let column = m.view_mut().slice_axis(1, 2..5);
+    tensor! { column[i, 1] *= -z[i] - 1; }
+    let expected = reference(&[7, 13], |ix| {
+        let (i, j) = (ix[0], ix[1]);
+        let value = at(&m0, ix);
+        if j == 3 {
+            value * (-at(&z, &[i]) - 1.0)
+        } else {
+            value
+        }
+    });
+    assert_close(&m, &expected, 1e-12);
+
+    let mut s = 3.0;
+    tensor! { s *= x[k] * x[k]; s /= 2; }
+    let expected = 3.0 * x.as_slice().iter().map(|v| v * v).sum::<f64>() / 2.0;
+    assert!((s - expected).abs() < 1e-12 * expected.abs());
+}
+
+/// A diagonal is a target too: `c[i, i] += …` writes it and leaves the rest.
+#[test]
+fn diagonal_targets() {
+    let mut c = data::<f64>(&[13, 13], 5);
+    let before = c.clone();
+    let v = data::<f64>(&[13], 6);
+    tensor! { c[i, i] += 1 + v[i]; }
+    let expected = reference(&[13, 13], |ix| {
+        at(&before, ix)
+            + if ix[0] == ix[1] {
+                1.0 + at(&v, &[ix[0]])
+            } else {
+                0.0
+            }
+    });
+    assert_close(&c, &expected, 1e-12);
+    let mut w = data::<f64>(&[3, 4, 3], 7);
+    let w0 = w.clone();
+    let m = data::<f64>(&[4, 5], 8);
+    let y = data::<f64>(&[5], 9);
+    tensor! { w[i, j, i] = m[j, k] * y[k]; }
+    let expected = reference(&[3, 4, 3], |ix| {
+        if ix[0] == ix[2] {
+            sum_over(&[5], |r| at(&m, &[ix[1], r[0]]) * at(&y, r))
+        } else {
+            at(&w0, ix)
+        }
+    });
+    assert_close(&w, &expected, 1e-12);
+}

@@ -140,10 +140,24 @@ impl Resolver<'_> {
         statement: &syntax::AssignStatement,
         scope: &mut StatementScope,
     ) -> ir::Statement {
-        let op = match statement.op {
-            syntax::AssignOp::Assign => ir::AssignOp::Assign,
-            syntax::AssignOp::AddAssign => ir::AssignOp::Add,
-            syntax::AssignOp::SubAssign => ir::AssignOp::Sub,
+        let (op, value) = match statement.op {
+            syntax::AssignOp::Assign => (ir::AssignOp::Assign, statement.value.clone()),
+            syntax::AssignOp::AddAssign => (ir::AssignOp::Add, statement.value.clone()),
+            syntax::AssignOp::SubAssign => (ir::AssignOp::Sub, statement.value.clone()),
+            syntax::AssignOp::MulAssign(span) => {
+                self.check_scaling_assignment(statement, span, "*=", scope);
+                (
+                    ir::AssignOp::Assign,
+                    scaled_target(statement, BinaryOp::Mul),
+                )
+            }
+            syntax::AssignOp::DivAssign(span) => {
+                self.check_scaling_assignment(statement, span, "/=", scope);
+                (
+                    ir::AssignOp::Assign,
+                    scaled_target(statement, BinaryOp::Div),
+                )
+            }
         };
         let (target, lhs) = match &statement.indices {
             Some(indices) => {
@@ -162,7 +176,7 @@ impl Resolver<'_> {
                 (target, Vec::new())
             }
         };
-        let terms = self.terms(&statement.value, scope);
+        let terms = self.terms(&value, scope);
         ir::Statement {
             target,
             lhs,
@@ -174,6 +188,52 @@ impl Resolver<'_> {
             scalars: std::mem::take(&mut scope.scalars),
             span: statement.place.span,
         }
+    }
+
+    /// `c[..] *= rhs` and `c[..] /= rhs` combine the target with the value of `rhs`, which is
+    /// what `c[..] = c[..] * rhs` means too, by distributivity, while `rhs` is one product
+    /// (`Σⱼ c·t = c·Σⱼ t`, `c` using no summed index). A division by a sum, or a product with
+    /// terms that sum apart, would need that value first: an error saying to compute it in a
+    /// `let`.
+    fn check_scaling_assignment(
+        &mut self,
+        statement: &syntax::AssignStatement,
+        op_span: Span,
+        op: &str,
+        scope: &mut StatementScope,
+    ) {
+        let left: Vec<String> = statement
+            .indices
+            .iter()
+            .flat_map(|indices| &indices.indices)
+            .filter_map(|index| match index {
+                Index::Var(var) => Some(name_of(var)),
+                _ => None,
+            })
+            .collect();
+        let mut summed: Vec<String> = Vec::new();
+        index_names(&statement.value, &mut |name| {
+            if !left.contains(&name) && !summed.contains(&name) {
+                summed.push(name);
+            }
+        });
+        let Some(first) = summed.first() else {
+            return;
+        };
+        let several_terms = top_level_terms(&statement.value) > 1;
+        let message = if op == "/=" {
+            format!(
+                "`/=` divides by the value of the right-hand side, which sums over `{first}`: compute that sum in a `let` first (`let s[..] = …;`) and divide by it"
+            )
+        } else if several_terms {
+            format!(
+                "`*=` multiplies by the whole right-hand side, but its terms are summed over `{first}` one by one: compute the right-hand side in a `let` first and multiply by it"
+            )
+        } else {
+            return;
+        };
+        self.errors.error(op_span, message);
+        scope.failed = true;
     }
 
     /// Splits a right-hand side into its top-level terms: parentheses around a whole term, and
@@ -502,6 +562,60 @@ fn check_index_name_clash(statement: &ir::Statement, scope: &StatementScope, err
 }
 
 /// A name as `check` compares it: its text without a raw-identifier prefix (`r#v` is `v`).
+/// `target (op) (rhs)` for `*=` and `/=`: the target read where it is written, combined with
+/// the right-hand side as one operand.
+fn scaled_target(statement: &syntax::AssignStatement, op: BinaryOp) -> syntax::Expr {
+    let target = match &statement.indices {
+        Some(indices) => syntax::Expr::Access {
+            tensor: TensorSource::Place(statement.place.clone()),
+            indices: indices.clone(),
+        },
+        None => syntax::Expr::Scalar(statement.place.clone()),
+    };
+    syntax::Expr::Binary {
+        left: Box::new(target),
+        op,
+        right: Box::new(statement.value.clone()),
+    }
+}
+
+/// Calls `found` with the name of every index variable `expr` uses, repeats included.
+fn index_names(expr: &syntax::Expr, found: &mut dyn FnMut(String)) {
+    match expr {
+        syntax::Expr::Binary { left, right, .. } => {
+            index_names(left, found);
+            index_names(right, found);
+        }
+        syntax::Expr::Neg { operand: inner, .. } | syntax::Expr::Paren { inner, .. } => {
+            index_names(inner, found)
+        }
+        syntax::Expr::Access { indices, .. } => {
+            for index in &indices.indices {
+                if let Index::Var(var) = index {
+                    found(name_of(var));
+                }
+            }
+        }
+        syntax::Expr::Call { args, .. } => args.iter().for_each(|arg| index_names(arg, found)),
+        syntax::Expr::Literal(_) | syntax::Expr::Scalar(_) | syntax::Expr::RustScalar(..) => {}
+    }
+}
+
+/// How many top-level terms `expr` has (as `Resolver::terms` splits them).
+fn top_level_terms(expr: &syntax::Expr) -> usize {
+    match expr {
+        syntax::Expr::Binary {
+            left,
+            op: BinaryOp::Add | BinaryOp::Sub,
+            right,
+        } => top_level_terms(left) + top_level_terms(right),
+        syntax::Expr::Paren { inner, .. } | syntax::Expr::Neg { operand: inner, .. } => {
+            top_level_terms(inner)
+        }
+        _ => 1,
+    }
+}
+
 fn name_of(ident: &syn::Ident) -> String {
     ident.unraw().to_string()
 }

@@ -4,7 +4,7 @@
 use proc_macro2::Span;
 
 use crate::diagnostics::Errors;
-use crate::ir::{Access, BinaryOp, Expr, IndexVar, Program, Statement, Target};
+use crate::ir::{Access, BinaryOp, Expr, IndexVar, Program, Slot, Statement, Target};
 
 pub fn check_rules(program: &Program, errors: &mut Errors) {
     for statement in &program.statements {
@@ -16,16 +16,27 @@ pub fn check_rules(program: &Program, errors: &mut Errors) {
     check_written_lets_are_mutable(program, errors);
 }
 
-// Each left-hand index names a different axis: `c[i, i] = …` is an error (a diagonal is read,
-// `d[i] = a[i, i]`, never written).
+// Each index of a `let` names a different axis of the new tensor: `let c[i, i] = …` is an
+// error (its extents would be ambiguous). Writing an existing tensor's diagonal, `c[i, i] += …`,
+// is allowed: the repeated index is one loop.
 fn check_repeated_left_index(statement: &Statement, errors: &mut Errors) {
-    let vars: Vec<&IndexVar> = statement.lhs_vars().collect();
+    if !matches!(statement.target, Target::NewTensor { .. }) {
+        return;
+    }
+    let vars: Vec<&IndexVar> = statement
+        .lhs
+        .iter()
+        .filter_map(|slot| match slot {
+            Slot::Var(var) => Some(var),
+            Slot::Fixed(_) => None,
+        })
+        .collect();
     for (k, var) in vars.iter().enumerate() {
         if vars[..k].contains(var) {
             errors.error(
                 var.span,
                 format!(
-                    "index `{}` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here",
+                    "index `{}` appears twice in this `let`; each index names a different axis of the new tensor, so use a new index name here (an existing tensor's diagonal can be written: `c[i, i] += …`)",
                     var.name
                 ),
             );
@@ -225,9 +236,11 @@ mod tests {
     #[test]
     fn repeated_left_index() {
         assert_eq!(
-            errors(quote! { d[i, j, i] = a[i, j]; }),
-            ["index `i` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here"]
+            errors(quote! { let d[i, j, i] = a[i, j]; }),
+            ["index `i` appears twice in this `let`; each index names a different axis of the new tensor, so use a new index name here (an existing tensor's diagonal can be written: `c[i, i] += …`)"]
         );
+        // Writing an existing tensor's diagonal is no error.
+        assert!(errors(quote! { d[i, j, i] += a[i, j]; }).is_empty());
     }
 
     #[test]

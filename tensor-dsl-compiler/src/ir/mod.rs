@@ -357,12 +357,16 @@ pub struct Statement {
 }
 
 impl Statement {
-    /// The left-hand index variables, in order.
+    /// The distinct left-hand index variables, in order.
     pub fn lhs_vars(&self) -> impl Iterator<Item = &IndexVar> {
-        self.lhs.iter().filter_map(|slot| match slot {
-            Slot::Var(var) => Some(var),
-            Slot::Fixed(_) => None,
-        })
+        // A repeated index (a diagonal target, `c[i, i]`) is one loop.
+        self.lhs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, slot)| match slot {
+                Slot::Var(var) if !self.lhs[..k].contains(slot) => Some(var),
+                Slot::Var(_) | Slot::Fixed(_) => None,
+            })
     }
 
     /// Every term of every update.

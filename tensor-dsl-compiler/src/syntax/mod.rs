@@ -13,7 +13,7 @@ use syn::token;
 pub enum Statement {
     /// `let mut? name[indices]? (: Type)? = expr`
     Let(LetStatement),
-    /// `place[indices]? (= | += | -=) expr`
+    /// `place[indices]? (= | += | -= | *= | /=) expr`
     Assign(AssignStatement),
 }
 
@@ -41,6 +41,10 @@ pub enum AssignOp {
     Assign,
     AddAssign,
     SubAssign,
+    /// `*=`: the target times the right-hand side's value.
+    MulAssign(Span),
+    /// `/=`: the target divided by the right-hand side's value.
+    DivAssign(Span),
 }
 
 /// A Rust place naming a tensor or scalar: `a`, `self.w`, `model.layers.0`.

@@ -154,6 +154,12 @@ fn assign_op(input: ParseStream) -> syn::Result<AssignOp> {
     } else if lookahead.peek(Token![-=]) {
         let _: Token![-=] = input.parse()?;
         Ok(AssignOp::SubAssign)
+    } else if lookahead.peek(Token![*=]) {
+        let token: Token![*=] = input.parse()?;
+        Ok(AssignOp::MulAssign(token.spans[0]))
+    } else if lookahead.peek(Token![/=]) {
+        let token: Token![/=] = input.parse()?;
+        Ok(AssignOp::DivAssign(token.spans[0]))
     } else if lookahead.peek(Token![=]) && !input.peek(Token![==]) {
         let _: Token![=] = input.parse()?;
         Ok(AssignOp::Assign)
@@ -500,7 +506,7 @@ mod tests {
     fn syntax_errors_say_what_was_expected_and_parsing_resumes() {
         let (parsed, errors) = parse(quote! {
             let c[i] = a[i] b[i];
-            d[i] *= a[i];
+            d[i] %= a[i];
             let e[i] = a[i];
             let f = a[];
         });
@@ -508,7 +514,7 @@ mod tests {
             errors,
             [
                 "expected one of: `;`, `+`, `-`, `*`, `/`",
-                "expected one of: `+=`, `-=`, `=`",
+                "expected one of: `+=`, `-=`, `*=`, `/=`, `=`",
                 "empty index list `[]`: an access needs at least one index; write a scalar without brackets",
             ]
         );
