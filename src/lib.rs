@@ -38,7 +38,7 @@ pub mod extents {
     #[cfg(feature = "ndarray")]
     pub use tensor_dsl_runtime::NdExtents;
     pub use tensor_dsl_runtime::{
-        Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, StaticRank,
+        Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, ExtentsType, StaticRank,
     };
 }
 

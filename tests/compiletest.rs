@@ -12,7 +12,7 @@ fn ui() {
     cases.compile_fail("tests/ui/**/*.rs");
     // Messages that list every operand type: without optional features only.
     #[cfg(not(any(feature = "cuda", feature = "ndarray")))]
-    cases.compile_fail("tests/ui_default/*.rs");
+    cases.compile_fail("tests/ui_default/**/*.rs");
     // Host and device tensors in one statement (the CUDA backend's type-level divide).
     #[cfg(feature = "cuda")]
     cases.compile_fail("tests/ui_cuda/*.rs");

@@ -179,6 +179,31 @@ fn written_out_loops_handle_empty_sums_and_empty_targets() {
 }
 
 #[test]
+fn boxed_nested_arrays_are_operands_and_targets() {
+    // Large static tensors live on the heap: a boxed array reads and writes as the array.
+    let a: Box<[[f64; 7]; 5]> = Box::new(array2(6));
+    let mut c: Box<[[f64; 5]; 5]> = Box::new([[0.0; 5]; 5]);
+    tensor! { c[i, j] = a[i, k] * a[j, k]; }
+    let expected = reference(&[5, 5], |ix| {
+        sum_over(&[7], |r| a[ix[0]][r[0]] * a[ix[1]][r[0]])
+    });
+    assert_close(&to_tensor(&c), &expected, 1e-12);
+}
+
+#[test]
+fn annotated_lets_take_the_annotated_type() {
+    let a = [[1.0f64, 2.0], [3.0, 4.0]];
+    tensor! {
+        let t[i, j]: Tensor<f64> = a[j, i];
+        let u[i, j]: [[f64; 2]; 2] = a[i, j] * 2;
+    }
+    assert_eq!(
+        (t.as_slice(), u),
+        (&[1.0, 3.0, 2.0, 4.0][..], [[2.0, 4.0], [6.0, 8.0]])
+    );
+}
+
+#[test]
 fn large_static_statements_take_the_general_kernels() {
     // 40³ points: past the written-out loops' limit, so a GEMM; same result as tensors.
     let a: [[f64; 40]; 40] = array2(4);
@@ -189,4 +214,62 @@ fn large_static_statements_take_the_general_kernels() {
     tensor! { let tc[i, j] = ta[i, k] * tb[k, j]; }
     let expected = Tensor::from_fn(&[40, 40], |ix| at(&tc, ix));
     assert_close(&to_tensor(&c), &expected, 1e-12);
+}
+
+/// A type may state static extents its layout does not have (a transposed view claiming to be
+/// a row-major 3 × 3 array): the written-out loops check each access's real layout and leave
+/// such operands and targets to the general kernels, which read them as they are.
+#[test]
+fn a_layout_that_differs_from_its_static_extents_is_read_as_it_is() {
+    use tensor_dsl::__private::{Access, Operand, TargetAccess, TargetShared};
+    use tensor_dsl::extents::Extents2;
+    use tensor_dsl::{TensorView, TensorViewMut};
+
+    struct Claims3x3<'a>(TensorView<'a, f64>);
+    impl Operand for Claims3x3<'_> {
+        type Elem = f64;
+        type Extents = Extents2<3, 3>;
+        fn __tdsl_shape(&self) -> &[usize] {
+            self.0.__tdsl_shape()
+        }
+        fn __tdsl_operand(&self) -> Access<'_, f64> {
+            self.0.__tdsl_operand()
+        }
+    }
+    struct Writes3x3<'a>(TensorViewMut<'a, f64>);
+    impl Operand for Writes3x3<'_> {
+        type Elem = f64;
+        type Extents = Extents2<3, 3>;
+        fn __tdsl_shape(&self) -> &[usize] {
+            self.0.__tdsl_shape()
+        }
+        fn __tdsl_operand(&self) -> Access<'_, f64> {
+            self.0.__tdsl_operand()
+        }
+    }
+    impl TargetShared for Writes3x3<'_> {
+        type Elem = f64;
+        fn __tdsl_target(&self) -> TargetAccess<'_, f64> {
+            self.0.__tdsl_target()
+        }
+    }
+
+    let source = Tensor::from_fn(&[3, 3], |ix| (ix[0] * 3 + ix[1]) as f64);
+    let transposed = Claims3x3(source.view().permuted_axes(&[1, 0]));
+    let ones = [[1.0f64; 3]; 3];
+    tensor! { let sum[i, j] = transposed[i, j] + ones[i, j]; }
+    let expected = reference(&[3, 3], |ix| (ix[1] * 3 + ix[0]) as f64 + 1.0);
+    assert_close(&to_tensor(&sum), &expected, 0.0);
+
+    // A target over the first three columns of a wider tensor (rows 6 apart, not 3): the other
+    // columns stay untouched.
+    let mut wide = Tensor::<f64>::zeros([3, 6]);
+    {
+        let mut view = wide.view_mut();
+        let strided = view.reborrow().permuted_axes(&[1, 0]).slice_axis(0, 0..3);
+        let columns = Writes3x3(strided.permuted_axes(&[1, 0]));
+        tensor! { columns[i, j] = ones[i, j] * 2; }
+    }
+    let expected = reference(&[3, 6], |ix| if ix[1] < 3 { 2.0 } else { 0.0 });
+    assert_close(&wide, &expected, 0.0);
 }

@@ -290,11 +290,11 @@ mod tests {
 
     #[test]
     fn errors_have_a_caret_under_the_token() {
-        let error = explain(&options("c[i, i] = a[i];", &[])).unwrap_err();
+        let error = explain(&options("let c[i, i] = a[i];", &[])).unwrap_err();
         assert_eq!(
             error,
-            "error: index `i` appears twice on the left-hand side; each left-hand index names a different axis, so use a new index name here\n \
-             --> <input>:1:6\n  |\n1 | c[i, i] = a[i];\n  |      ^\n"
+            "error: index `i` appears twice in this `let`; each index names a different axis of the new tensor, so use a new index name here (an existing tensor's diagonal can be written: `c[i, i] += …`)\n \
+             --> <input>:1:10\n  |\n1 | let c[i, i] = a[i];\n  |          ^\n"
         );
     }
 

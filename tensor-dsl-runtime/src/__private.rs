@@ -11,11 +11,13 @@ pub use crate::cuda::Kernel;
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
 pub use crate::extents::{
-    AdmitsRank, Agrees, AxisExtent, Dynamic, ExtentsType, LetResult, StaticLayout, MAX_STATIC_RANK,
+    AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, LetResult, StaticLayout,
+    MAX_STATIC_RANK,
 };
 pub use crate::gemm::contract;
 pub use crate::kernel::evaluate;
 pub use crate::network::{contract_network, PlanCache};
+pub use crate::static_access::{StaticAccess, StaticTarget};
 pub use crate::step::{Axis, Mode, Step, TargetUse, Use};
 pub use crate::tensor::Tensor;
 

@@ -5,8 +5,7 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
-use crate::extents::{Dynamic, ExtentsType, StaticLayout, MAX_STATIC_RANK};
-use crate::step::Mode;
+use crate::extents::{Dynamic, ExtentsType};
 use crate::tensor::Tensor;
 use crate::view::{RawLayout, TensorView, TensorViewMut};
 
@@ -99,51 +98,6 @@ impl<'a, T> Access<'a, T> {
     pub fn shape(&self) -> &'a [usize] {
         self.shape
     }
-
-    /// The element at `index` (one position per axis), for loops written out by generated code
-    /// over static extents (see `__private::is_static`). Checked: an offset outside the
-    /// buffer panics rather than reads, so no caller can make it read out of bounds; over a
-    /// nested array's constant layout the compiler folds the check away.
-    ///
-    /// `strides` are the ones the operand's type states (`__private::StaticLayout`): constants
-    /// the compiler sees, where the access's own strides are behind a slice.
-    #[inline(always)]
-    pub fn load<const R: usize>(&self, index: [usize; R], strides: [usize; MAX_STATIC_RANK]) -> T
-    where
-        T: Copy,
-    {
-        let offset = element_offset(self.offset, strides, index);
-        assert!(
-            offset < self.len && self.memory == Memory::Host,
-            "tensor-dsl bug: a static loop read outside its operand"
-        );
-        // SAFETY: `data` is valid for reads of `len` elements for the access's lifetime (every
-        // constructor takes it from a live buffer of that length), `offset < len` was just
-        // checked, and the memory is the host's. Reads go through the raw pointer, so a
-        // target access writing the same buffer meanwhile makes no reference alias.
-        unsafe { self.data.add(offset).read() }
-    }
-}
-
-/// `base + Σ index[k]·strides[k]` as an offset into a buffer, or `usize::MAX` (past any
-/// buffer) when it is negative, overflows or the index has more axes than a static layout.
-#[inline(always)]
-fn element_offset<const R: usize>(
-    base: isize,
-    strides: [usize; MAX_STATIC_RANK],
-    index: [usize; R],
-) -> usize {
-    if R > MAX_STATIC_RANK {
-        return usize::MAX;
-    }
-    let mut offset = usize::try_from(base).unwrap_or(usize::MAX);
-    for (&position, &stride) in index.iter().zip(&strides) {
-        offset = position
-            .checked_mul(stride)
-            .and_then(|step| offset.checked_add(step))
-            .unwrap_or(usize::MAX);
-    }
-    offset
 }
 
 /// Write access to a target for the duration of one statement (see [`Access`] for why raw).
@@ -237,68 +191,9 @@ impl<'a, T> TargetAccess<'a, T> {
         }
     }
 
-    /// Whether `operand` may share memory with this target, told what their types say of
-    /// their layouts (`__private::StaticLayout`): where both are static (contiguous,
-    /// `elements` long) the address ranges follow from constants; otherwise `true` (unknown).
-    /// Written-out loops over static tensors run only where this is `false`.
-    #[inline(always)]
-    pub fn overlaps_static<A, B>(
-        &self,
-        operand: &Access<'_, T>,
-        target_layout: StaticLayout<A>,
-        operand_layout: StaticLayout<B>,
-    ) -> bool {
-        let host = self.memory == Memory::Host && operand.memory == Memory::Host;
-        if !(host && target_layout.is_static && operand_layout.is_static) {
-            return true;
-        }
-        let size = std::mem::size_of::<T>();
-        let start = |data: usize, offset: isize| data.wrapping_add_signed(offset * size as isize);
-        let written = start(self.data as usize, self.offset);
-        let read = start(operand.data as usize, operand.offset);
-        let (written_len, read_len) = (target_layout.elements, operand_layout.elements);
-        written_len > 0
-            && read_len > 0
-            && read < written.wrapping_add(written_len * size)
-            && written < read.wrapping_add(read_len * size)
-    }
-
     /// The target's extents.
     pub fn shape(&self) -> &'a [usize] {
         self.shape
-    }
-
-    /// Combines `value` into the element at `index` as `mode` says (β = 0 does not read it),
-    /// for loops written out by generated code (see [`Access::load`], checked the same way).
-    #[inline(always)]
-    pub fn update<const R: usize>(
-        &self,
-        index: [usize; R],
-        strides: [usize; MAX_STATIC_RANK],
-        mode: Mode<T>,
-        value: T,
-    ) where
-        T: Element,
-    {
-        let offset = element_offset(self.offset, strides, index);
-        assert!(
-            offset < self.len && self.memory == Memory::Host,
-            "tensor-dsl bug: a static loop wrote outside its target"
-        );
-        // SAFETY: `data` is valid for reads and writes of `len` elements while the access
-        // lives (it comes from a `&mut` borrow or a writable view's exclusive one), `offset <
-        // len` was just checked, the memory is the host's, and this thread is the only one
-        // using the access (`TargetAccess` is not `Sync`).
-        unsafe {
-            let slot = self.data.add(offset);
-            let combined = match mode {
-                Mode::Assign => value,
-                Mode::Add => slot.read() + value,
-                Mode::Scale(beta) if beta == T::ZERO => value,
-                Mode::Scale(beta) => beta * slot.read() + value,
-            };
-            slot.write(combined);
-        }
     }
 }
 
@@ -389,6 +284,18 @@ impl<T: Element> Operand for TensorViewMut<'_, T> {
 }
 
 impl<X: Operand + ?Sized> Operand for &X {
+    type Elem = X::Elem;
+    type Extents = X::Extents;
+    fn __tdsl_shape(&self) -> &[usize] {
+        (**self).__tdsl_shape()
+    }
+    fn __tdsl_operand(&self) -> Access<'_, X::Elem> {
+        (**self).__tdsl_operand()
+    }
+}
+
+/// A boxed tensor reads as the tensor (a large nested array kept off the stack).
+impl<X: Operand + ?Sized> Operand for Box<X> {
     type Elem = X::Elem;
     type Extents = X::Extents;
     fn __tdsl_shape(&self) -> &[usize] {

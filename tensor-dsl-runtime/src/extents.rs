@@ -27,6 +27,8 @@ pub trait ExtentsType {
     const STRIDES: [usize; MAX_STATIC_RANK] = [0; MAX_STATIC_RANK];
     /// The number of elements of static extents.
     const ELEMENTS: usize = 0;
+    /// The rank of static extents.
+    const RANK: usize = 0;
 }
 
 /// The highest rank of a static tensor (nested arrays go up to 4).
@@ -147,6 +149,7 @@ macro_rules! static_extents {
             const EXTENTS: [usize; MAX_STATIC_RANK] = pad([$($extent),+]);
             const STRIDES: [usize; MAX_STATIC_RANK] = pad(row_major([$($extent),+]));
             const ELEMENTS: usize = 1 $(* $extent)+;
+            const RANK: usize = $rank;
         }
 
         static_extents!(@axes $name [$($extent),+] $($axis $extent),+);
@@ -199,6 +202,10 @@ pub trait LetResult<T: Element> {
     fn zeros(shape: &[usize]) -> Self::Output;
 }
 
+/// The largest `let` result kept as a nested array on the stack (a build error beyond: a
+/// larger one would risk the thread's stack).
+pub const MAX_STACK_RESULT: usize = 128 << 10;
+
 macro_rules! let_result {
     // Every extent static: a nested array.
     (array $array:ty = $zero:expr; $($extent:ident),+) => {
@@ -206,6 +213,14 @@ macro_rules! let_result {
             type Output = $array;
             #[inline(always)]
             fn zeros(_shape: &[usize]) -> $array {
+                const {
+                    assert!(
+                        std::mem::size_of::<$array>() <= MAX_STACK_RESULT,
+                        "a `let` over static extents is a nested array on the stack, and this one \
+                         is larger than 128 KiB: write the result into a boxed array or a \
+                         `Tensor` instead (`let mut c = Box::new([[0.0; N]; M]); c[i, j] = …`)"
+                    )
+                };
                 $zero
             }
         }
@@ -253,6 +268,8 @@ pub struct StaticLayout<E> {
     pub strides: [usize; MAX_STATIC_RANK],
     /// The number of elements, contiguous from the tensor's first.
     pub elements: usize,
+    /// The rank (0 for dynamic extents).
+    pub rank: usize,
     extents_type: PhantomData<fn() -> E>,
 }
 
@@ -271,17 +288,17 @@ impl<E: ExtentsType> StaticLayout<E> {
         extents: E::EXTENTS,
         strides: E::STRIDES,
         elements: E::ELEMENTS,
+        rank: E::RANK,
         extents_type: PhantomData,
     };
 }
 
-impl StaticLayout<Dynamic> {
-    /// The layout of a scalar target: static, no axes, one element.
-    pub const SCALAR: Self = StaticLayout {
-        is_static: true,
-        extents: [0; MAX_STATIC_RANK],
-        strides: [0; MAX_STATIC_RANK],
-        elements: 1,
-        extents_type: PhantomData,
-    };
+/// The extents of a scalar, as the target of a statement with no left-hand indices: static,
+/// rank 0, one element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extents0;
+
+impl ExtentsType for Extents0 {
+    const STATIC: bool = true;
+    const ELEMENTS: usize = 1;
 }

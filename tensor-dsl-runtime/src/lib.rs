@@ -31,6 +31,7 @@ mod ndarray_interop;
 pub mod network;
 mod scratch;
 mod shape;
+mod static_access;
 mod step;
 mod tensor;
 mod view;
@@ -40,7 +41,9 @@ pub mod __private;
 
 pub use element::Element;
 pub use error::{ShapeError, ShapeErrorKind};
-pub use extents::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, StaticRank};
+pub use extents::{
+    Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, ExtentsType, StaticRank,
+};
 #[cfg(feature = "ndarray")]
 pub use ndarray_interop::NdExtents;
 pub use shape::IntoShape;

@@ -259,8 +259,11 @@ fn axis_extent(
             hygienic!(#local)
         }
         _ => {
+            // A static extent as the type's constant (the compiler cannot see into the shape
+            // slice), so the extents unified from it are constants too.
             let shape = hidden_numbered("__shape", tensor);
-            hygienic!(#shape[#axis])
+            let layout = layout_local(tensor);
+            hygienic!(if #layout.is_static { #layout.extents[#axis] } else { #shape[#axis] })
         }
     }
 }

@@ -106,7 +106,6 @@ pub fn emit_statement(
             let detach = emitter.detach_operands(steps, target_tensor, &target);
             let layouts = emitter.let_layouts(steps, Some(target_tensor));
             let is_static = emitter.static_flag(steps, Some(target_tensor), None);
-            let apart = emitter.apart_from_target(steps, target_tensor, &target);
             let steps = emitter.steps(steps, &statement.lhs, Some(target_tensor), detach);
             hygienic! {
                 {
@@ -119,7 +118,6 @@ pub fn emit_statement(
                         #place.#write_method()
                     };
                     #operands
-                    #apart
                     let __target_read = #target.read();
                     let __zero = #p::zero_like(&#target);
                     #steps
@@ -151,6 +149,10 @@ struct StepCode {
     general: TokenStream,
     written_out: TokenStream,
     small: TokenStream,
+    /// Each access the written-out loops read (`__operand_N` or `__target_read`) with its
+    /// layout local, and the target's layout.
+    reads: Vec<(Ident, TokenStream)>,
+    target_layout: TokenStream,
 }
 
 /// What `StatementEmitter::static_loops` writes out: loop counts, the target's position and
@@ -159,7 +161,6 @@ struct StaticLoops<'a> {
     n_out: usize,
     n_loops: usize,
     target: &'a [TokenStream],
-    target_layout: &'a TokenStream,
     loads: &'a [TokenStream],
     alpha: &'a TokenStream,
     mode: &'a TokenStream,
@@ -328,31 +329,6 @@ impl StatementEmitter<'_> {
         hygienic!(#(#lets)*)
     }
 
-    /// Narrows `__static` to operands that share no memory with the target, found from the
-    /// static layouts' constants (written-out loops read every operand where it is).
-    fn apart_from_target(
-        &self,
-        steps: &[Step],
-        target_tensor: TensorId,
-        target: &Ident,
-    ) -> TokenStream {
-        let mut seen: Vec<TensorId> = Vec::new();
-        for term in steps.iter().flat_map(|step| &step.terms) {
-            term.expr.visit_accesses(&mut |access| {
-                if access.tensor != target_tensor && !seen.contains(&access.tensor) {
-                    seen.push(access.tensor);
-                }
-            });
-        }
-        let target_layout = layout_local(target_tensor);
-        let operands = seen.iter().map(|&tensor| {
-            let local = hidden_numbered("__operand", tensor);
-            let layout = layout_local(tensor);
-            hygienic!(&& !#target.overlaps_static(&#local, #target_layout, #layout))
-        });
-        hygienic!(let __static = __static #(#operands)*;)
-    }
-
     fn first_operand(&self, steps: &[Step]) -> Option<Ident> {
         steps
             .iter()
@@ -376,9 +352,17 @@ impl StatementEmitter<'_> {
             .collect();
         let backend = self.backend(steps, None);
         // The extent type of each left-hand index, from its first use (ranks 1 to 4: nested
-        // arrays go no further), so a result over static extents is a nested array.
-        let extent_types: Option<Vec<TokenStream>> = (1..=4)
-            .contains(&self.statement.lhs.len())
+        // arrays go no further), so a result over static extents is a nested array; unless the
+        // `let` names another type (`: Tensor<f64>`), or the compiler made it (a temporary,
+        // kept off the stack however large).
+        let annotated_otherwise = match &self.statement.target {
+            Target::NewTensor { ty: Some(ty), .. } => !is_array_type(ty),
+            _ => false,
+        };
+        let array_result = (1..=4).contains(&self.statement.lhs.len())
+            && !annotated_otherwise
+            && !self.plan.program.makes_temporary(self.statement);
+        let extent_types: Option<Vec<TokenStream>> = array_result
             .then(|| {
                 self.statement
                     .lhs_vars()
@@ -503,8 +487,9 @@ impl StatementEmitter<'_> {
         let target_layout = match (in_place, lhs.is_empty()) {
             (Some(target), _) => layout_local(target).into_token_stream(),
             (None, false) => hidden("__layout_result").into_token_stream(),
-            (None, true) => hygienic!(#p::StaticLayout::<#p::Dynamic>::SCALAR),
+            (None, true) => hygienic!(#p::StaticLayout::<#p::Extents0>::OF),
         };
+        let mut reads: Vec<(Ident, TokenStream)> = Vec::new();
         let mut element = |access: &crate::ir::Access| {
             let handle = if Some(access.tensor) == in_place {
                 hidden("__target_read")
@@ -518,8 +503,12 @@ impl StatementEmitter<'_> {
                 (#handle.at(&[#(#access_axes),*]))
             });
             let index = position(&access.slots);
-            let layout = layout_local(access.tensor);
-            loads.push(hygienic!(#handle.load([#(#index),*], #layout.strides)));
+            let checked = static_handle(&handle);
+            loads.push(hygienic!(#checked.load([#(#index),*])));
+            if !reads.iter().any(|(read, _)| *read == handle) {
+                let layout = layout_local(access.tensor).into_token_stream();
+                reads.push((handle, layout));
+            }
             let slot = operands.len() - 1;
             hygienic!(__x[#slot])
         };
@@ -567,7 +556,6 @@ impl StatementEmitter<'_> {
             n_out,
             n_loops: loops.len(),
             target: &position(lhs),
-            target_layout: &target_layout,
             loads: &loads,
             alpha: &alpha,
             mode: &mode,
@@ -586,6 +574,8 @@ impl StatementEmitter<'_> {
                 general: call,
                 written_out,
                 small,
+                reads,
+                target_layout,
             };
         }
         let call = match &step.kernel {
@@ -611,6 +601,8 @@ impl StatementEmitter<'_> {
             general,
             written_out,
             small,
+            reads,
+            target_layout,
         }
     }
 
@@ -625,7 +617,6 @@ impl StatementEmitter<'_> {
             n_out,
             n_loops,
             target,
-            target_layout,
             loads,
             alpha,
             mode,
@@ -653,7 +644,7 @@ impl StatementEmitter<'_> {
         };
         let mut nest = hygienic! {
             #value
-            __target.update([#(#target),*], #target_layout.strides, __mode, __alpha * __sum);
+            __static_target.update([#(#target),*], __mode, __alpha * __sum);
         };
         for k in (0..n_out).rev() {
             let var = hidden_numbered("__l", k);
@@ -721,12 +712,44 @@ impl StatementEmitter<'_> {
         let small = code.iter().map(|step| &step.small);
         let written_out = code.iter().map(|step| &step.written_out);
         let general = code.iter().map(|step| &step.general);
+        let mut reads: Vec<&(Ident, TokenStream)> = Vec::new();
+        for read in code.iter().flat_map(|step| &step.reads) {
+            if !reads.iter().any(|(handle, _)| *handle == read.0) {
+                reads.push(read);
+            }
+        }
+        let checks = reads
+            .iter()
+            .map(|(handle, layout)| hygienic!(#handle.as_static(#layout)));
+        let bound = reads.iter().map(|(handle, _)| static_handle(handle));
+        // Operands read in place must not share memory with the target (`__target_read` is the
+        // target's own point-wise read, which may).
+        let apart = reads
+            .iter()
+            .filter(|(handle, _)| handle != "__target_read")
+            .map(|(handle, _)| {
+                let checked = static_handle(handle);
+                hygienic!(&& !__static_target.overlaps(&#checked))
+            });
+        let target_layout = code
+            .first()
+            .map(|step| step.target_layout.clone())
+            .unwrap_or_default();
         hygienic! {
-            if __static #(&& #small)* {
-                #(#written_out)*
-            } else {
-                #general_prelude
-                #(#general)*
+            match (
+                __static #(&& #small)*,
+                __target.as_static(#target_layout),
+                (#(#checks,)*),
+            ) {
+                (true, ::core::option::Option::Some(__static_target), (#(::core::option::Option::Some(#bound),)*))
+                    if true #(#apart)* =>
+                {
+                    #(#written_out)*
+                }
+                _ => {
+                    #general_prelude
+                    #(#general)*
+                }
             }
         }
     }
@@ -851,6 +874,21 @@ impl StatementEmitter<'_> {
             }
         }
     }
+}
+
+/// Whether a written type is an array type (`[[f64; 3]; 3]`).
+fn is_array_type(ty: &TokenStream) -> bool {
+    let mut tokens = ty.clone().into_iter();
+    matches!(
+        (tokens.next(), tokens.next()),
+        (Some(proc_macro2::TokenTree::Group(group)), None)
+            if group.delimiter() == proc_macro2::Delimiter::Bracket
+    )
+}
+
+/// The local holding `handle` checked to have its static layout (`Access::as_static`).
+fn static_handle(handle: &Ident) -> Ident {
+    hidden(&format!("__static{handle}"))
 }
 
 fn first_access(expr: &Expr) -> Option<TensorId> {
