@@ -46,3 +46,8 @@ pub use ndarray_interop::NdExtents;
 pub use shape::IntoShape;
 pub use tensor::Tensor;
 pub use view::{TensorView, TensorViewMut};
+
+/// Iterators over the elements of views (ndarray's module name).
+pub mod iter {
+    pub use crate::view::Iter;
+}
