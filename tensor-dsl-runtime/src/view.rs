@@ -553,6 +553,11 @@ impl<T> Index<&[usize]> for TensorView<'_, T> {
 /// [`split_at_mut`](Self::split_at_mut) hand out disjoint elements. Every way of making one
 /// keeps it: the row-major layouts of tensors and slices, and permuting, slicing, indexing and
 /// reshaping, which address subsets or the same run of elements.
+///
+/// ```compile_fail
+/// fn assert_sync<T: Sync>() {}
+/// assert_sync::<tensor_dsl_runtime::TensorViewMut<'static, f64>>();
+/// ```
 pub struct TensorViewMut<'a, T> {
     data: *mut T,
     len: usize,
