@@ -602,3 +602,32 @@ fn send_and_sync() {
     // `TensorViewMut` is deliberately not `Sync` (generated code writes through `&self`):
     // the doctest on `TensorViewMut` checks that this does not compile.
 }
+
+// serde (feature `serde`).
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trips_and_validates() {
+    for t in [
+        counting(&[2, 3]),
+        Tensor::full([0usize; 0], 2.5),
+        Tensor::<f64>::zeros([3, 0]),
+    ] {
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<Tensor<f64>>(&json).unwrap(), t);
+    }
+    assert_eq!(
+        serde_json::to_string(&Tensor::<f32>::eye(2)).unwrap(),
+        r#"{"shape":[2,2],"data":[1.0,0.0,0.0,1.0]}"#
+    );
+    for bad in [
+        r#"{"shape":[2,2],"data":[1.0,2.0,3.0]}"#,
+        r#"{"shape":[],"data":[]}"#,
+        r#"{"shape":[18446744073709551615,2],"data":[]}"#,
+        r#"{"shape":[2],"data":[1.0,2.0],"strides":[1]}"#,
+        r#"{"data":[1.0]}"#,
+        r#"[1.0]"#,
+    ] {
+        assert!(serde_json::from_str::<Tensor<f64>>(bad).is_err(), "{bad}");
+    }
+}

@@ -30,6 +30,8 @@ mod ndarray_interop;
 #[doc(hidden)]
 pub mod network;
 mod scratch;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod shape;
 mod step;
 mod tensor;
