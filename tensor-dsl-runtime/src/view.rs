@@ -55,9 +55,16 @@ impl RawLayout {
     /// The number of elements the layout addresses (counting a broadcast element once per
     /// position).
     pub(crate) fn element_count(&self) -> usize {
-        // Every layout's count fits: a view over a buffer addresses at most its length, and a
-        // broadcast target shape is checked when the layout is made.
-        self.shape.iter().product()
+        // A layout with elements has a count that fits: a view addresses distinct elements of
+        // its buffer, or is a broadcast, whose shape is checked when made. Without elements the
+        // product of the other extents may overflow (permuting `[0, usize::MAX, 2]`).
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        self.shape
+            .iter()
+            .try_fold(1usize, |count, &extent| count.checked_mul(extent))
+            .expect("a view's elements are counted when it is made")
     }
 
     #[track_caller]
@@ -1067,6 +1074,86 @@ mod tests {
         assert!(v.set(&[1, 0, 0], -1.0));
         assert!(!v.set(&[2, 0, 0], -1.0));
         assert_eq!(t[[0, 0, 1]], -1.0);
+    }
+
+    /// Every layout one operation makes from `layout`, with whether it is one a writable view
+    /// may have (all but broadcasts); splits of a `writable` layout are checked disjoint on the
+    /// way.
+    fn derived(layout: &RawLayout, writable: bool) -> Vec<(RawLayout, bool)> {
+        let mut out = Vec::new();
+        let rank = layout.shape.len();
+        for axis in 0..rank {
+            let extent = layout.shape[axis];
+            for start in 0..=extent {
+                for end in start..=extent {
+                    for step in [-3, -2, -1, 1, 2, 3, isize::MIN, isize::MAX] {
+                        out.push((layout.clone().sliced_step(axis, start..end, step), true));
+                    }
+                }
+            }
+            for index in 0..extent {
+                out.push((layout.clone().indexed(axis, index), true));
+            }
+            for index in 0..=extent {
+                let (first, second) = layout.clone().split(axis, index);
+                let first_offsets: Vec<isize> = Offsets::new(&first).collect();
+                if writable {
+                    assert!(Offsets::new(&second).all(|at| !first_offsets.contains(&at)));
+                }
+                out.push((first, true));
+                out.push((second, true));
+            }
+        }
+        if rank >= 2 {
+            let mut axes: Vec<usize> = (0..rank).collect();
+            axes.swap(0, rank - 1);
+            out.push((layout.clone().permuted(&axes), true));
+        }
+        if let Ok(flat) = layout.reshaped(vec![layout.element_count()]) {
+            out.push((flat, true));
+        }
+        let mut wider = vec![2];
+        wider.extend(&layout.shape);
+        out.push((layout.broadcast(wider).unwrap(), false));
+        out
+    }
+
+    #[test]
+    fn derived_layouts_stay_in_bounds_and_writable_ones_distinct() {
+        let shape = vec![3, 4, 2];
+        let base = RawLayout::new(shape.clone(), row_major_strides(&shape), 0);
+        let mut checked = 0;
+        for (first, first_writable) in derived(&base, true) {
+            for (layout, writable) in derived(&first, first_writable) {
+                let offsets: Vec<isize> = Offsets::new(&layout).collect();
+                assert_eq!(offsets.len(), layout.element_count());
+                assert!(
+                    offsets.iter().all(|&at| (0..24).contains(&at)),
+                    "{layout:?}"
+                );
+                if first_writable && writable {
+                    let mut sorted = offsets.clone();
+                    sorted.sort();
+                    sorted.dedup();
+                    assert_eq!(sorted.len(), offsets.len(), "{layout:?}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000);
+    }
+
+    #[test]
+    fn empty_layouts_with_huge_extents() {
+        let shape = vec![0, usize::MAX, 2];
+        let layout =
+            RawLayout::new(shape.clone(), row_major_strides(&shape), 0).permuted(&[1, 2, 0]);
+        assert_eq!(layout.element_count(), 0);
+        assert_eq!(Offsets::new(&layout).count(), 0);
+        let indexed = layout.clone().indexed(0, usize::MAX - 1);
+        assert_eq!(indexed.element_count(), 0);
+        let stepped = layout.sliced_step(0, 0..usize::MAX, -1);
+        assert_eq!(stepped.shape, [usize::MAX, 2, 0]);
     }
 
     #[test]
