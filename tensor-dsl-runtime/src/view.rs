@@ -552,14 +552,17 @@ impl<T> Index<&[usize]> for TensorView<'_, T> {
 ///
 /// Made by [`Tensor::view_mut`] or [`TensorViewMut::from_slice_mut`]. A `tensor!` block writes
 /// through it without needing a `mut` binding, so the view behaves like a `Cell`: it can move to
-/// another thread but not be shared between threads, and reading methods take `&self` return
-/// values, not references (hence no `Index` impl; [`get_mut`](Self::get_mut) takes `&mut self`).
+/// another thread but not be shared between threads, and its reading methods that take `&self`
+/// return values, not references (hence no `Index` impl; [`get_mut`](Self::get_mut) takes
+/// `&mut self`).
 ///
 /// Invariant: besides lying inside the buffer, the layout addresses distinct elements at
-/// distinct multi-indices (no stride 0, no overlapping axes), which is what makes
+/// distinct multi-indices (nothing repeated, as a broadcast repeats), which is what makes
 /// [`split_at_mut`](Self::split_at_mut) hand out disjoint elements. Every way of making one
 /// keeps it: the row-major layouts of tensors and slices, and permuting, slicing, indexing and
 /// reshaping, which address subsets or the same run of elements.
+///
+/// It is not `Sync`:
 ///
 /// ```compile_fail
 /// fn assert_sync<T: Sync>() {}
@@ -641,9 +644,10 @@ impl<'a, T> TensorViewMut<'a, T> {
     /// ```
     pub fn get_mut(&mut self, index: &[usize]) -> Option<&mut T> {
         let at = self.layout.offset_of(index)?;
-        // SAFETY: in-layout offsets lie inside the buffer, which the view borrows exclusively;
-        // `&mut self` excludes every other access through this view (generated code writes
-        // through `&self`) for as long as the reference lives.
+        // SAFETY: in-layout offsets lie inside the buffer, and no other borrow or view reaches
+        // this view's elements (it borrows them exclusively; split views address disjoint
+        // ones). `&mut self` excludes every access through this view, generated code's writes
+        // through `&self` included, for as long as the reference lives.
         Some(unsafe { &mut *self.data.offset(at) })
     }
 
