@@ -20,6 +20,12 @@ pub enum ShapeErrorKind {
     InvalidPermutation,
     /// The element count of a shape overflows `usize`.
     Overflow,
+    /// A shape cannot become another: a reshape to a different element count, or a broadcast
+    /// to a shape whose extents do not agree (ndarray's name).
+    IncompatibleShape,
+    /// A view's strides do not allow the operation without a copy: reshaping a view that is
+    /// not contiguous in row-major order (ndarray's name).
+    IncompatibleLayout,
 }
 
 /// A shape error: which rule was broken and a message saying where.

@@ -30,6 +30,8 @@ mod ndarray_interop;
 #[doc(hidden)]
 pub mod network;
 mod scratch;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod shape;
 mod static_access;
 mod step;
@@ -49,3 +51,8 @@ pub use ndarray_interop::NdExtents;
 pub use shape::IntoShape;
 pub use tensor::Tensor;
 pub use view::{TensorView, TensorViewMut};
+
+/// Iterators over the elements of views (ndarray's module name).
+pub mod iter {
+    pub use crate::view::Iter;
+}

@@ -2,15 +2,24 @@
 //! slicing change only the layout, never copy. Invariant: every offset a view can address lies
 //! inside the buffer it was made from.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::Range;
+use std::ops::{Index, Range};
 
 use crate::element::Element;
-use crate::shape::{permute, slice};
-use crate::tensor::Tensor;
+use crate::error::{ShapeError, ShapeErrorKind};
+use crate::shape::{element_count, permute, row_major_strides, slice, IntoShape};
+use crate::tensor::{outside, Tensor};
 
 /// Shape, strides and start offset of a view into a buffer.
+///
+/// Every method that makes a new layout from an old one addresses only offsets the old one
+/// addresses (a subset of its elements, possibly several times over for `broadcast`, or the
+/// same contiguous run for `reshaped`), so a layout proven in bounds of a buffer stays so.
+/// Offsets are computed with wrapping arithmetic: an offset that is ever dereferenced is the
+/// offset of an element, which fits in `isize`, so wrapping changes nothing for it, while
+/// layouts with no elements (whose start offset is never read) cannot panic on overflow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct RawLayout {
     pub(crate) shape: Vec<usize>,
@@ -43,6 +52,21 @@ impl RawLayout {
         flat_offset(&self.shape, &self.strides, self.offset, index)
     }
 
+    /// The number of elements the layout addresses (counting a broadcast element once per
+    /// position).
+    pub(crate) fn element_count(&self) -> usize {
+        // A layout with elements has a count that fits: a view addresses distinct elements of
+        // its buffer, or is a broadcast, whose shape is checked when made. Without elements the
+        // product of the other extents may overflow (permuting `[0, usize::MAX, 2]`).
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        self.shape
+            .iter()
+            .try_fold(1usize, |count, &extent| count.checked_mul(extent))
+            .expect("a view's elements are counted when it is made")
+    }
+
     #[track_caller]
     pub(crate) fn sliced(mut self, axis: usize, range: Range<usize>) -> Self {
         let (shift, extent) = match slice(&self.shape, &self.strides, axis, range) {
@@ -52,6 +76,154 @@ impl RawLayout {
         self.offset += shift;
         self.shape[axis] = extent;
         self
+    }
+
+    /// Every `|step|`-th index of `range` on `axis`, from its start when `step` is positive
+    /// and backwards from its last index when negative (ndarray's rule).
+    #[track_caller]
+    pub(crate) fn sliced_step(mut self, axis: usize, range: Range<usize>, step: isize) -> Self {
+        if step == 0 {
+            panic!("the step of a slice must not be zero");
+        }
+        let start = range.start;
+        let (_, extent) = match slice(&self.shape, &self.strides, axis, range) {
+            Ok(sliced) => sliced,
+            Err(error) => panic!("{error}"),
+        };
+        let count = extent.div_ceil(step.unsigned_abs());
+        // The first index taken: `start`, or the last index of the range walking backwards.
+        let first = if step > 0 || extent == 0 {
+            start
+        } else {
+            start + extent - 1
+        };
+        let stride = self.strides[axis];
+        self.offset = self
+            .offset
+            .wrapping_add((first as isize).wrapping_mul(stride));
+        self.shape[axis] = count;
+        // With one element or none the stride is never multiplied by a non-zero index; keep
+        // the old one rather than a product that may have wrapped.
+        if count > 1 {
+            self.strides[axis] = stride.wrapping_mul(step);
+        }
+        self
+    }
+
+    /// The layout with `axis` removed, its index fixed at `index`.
+    #[track_caller]
+    pub(crate) fn indexed(mut self, axis: usize, index: usize) -> Self {
+        match self.shape.get(axis) {
+            None => panic!(
+                "axis {axis} does not exist in a view of shape {:?}",
+                self.shape
+            ),
+            Some(&extent) if index >= extent => panic!(
+                "index {index} is outside axis {axis} of extent {extent} (shape {:?})",
+                self.shape
+            ),
+            Some(_) => {}
+        }
+        self.offset = self
+            .offset
+            .wrapping_add((index as isize).wrapping_mul(self.strides[axis]));
+        self.shape.remove(axis);
+        self.strides.remove(axis);
+        self
+    }
+
+    /// The indices before `index` on `axis` and those from it on.
+    #[track_caller]
+    pub(crate) fn split(self, axis: usize, index: usize) -> (Self, Self) {
+        let extent = match self.shape.get(axis) {
+            Some(&extent) if index <= extent => extent,
+            Some(&extent) => panic!(
+                "split index {index} is outside axis {axis} of extent {extent} (shape {:?})",
+                self.shape
+            ),
+            None => panic!(
+                "axis {axis} does not exist in a view of shape {:?}",
+                self.shape
+            ),
+        };
+        (
+            self.clone().sliced(axis, 0..index),
+            self.sliced(axis, index..extent),
+        )
+    }
+
+    /// The layout repeating this one's elements to `shape` by numpy's rules: axes are matched
+    /// from the last; a matched axis keeps its extent or, of extent 1, is repeated with stride
+    /// 0; missing leading axes are new ones with stride 0.
+    pub(crate) fn broadcast(&self, shape: Vec<usize>) -> Result<Self, ShapeError> {
+        element_count(&shape)?;
+        let incompatible = || {
+            ShapeError::new(
+                ShapeErrorKind::IncompatibleShape,
+                format!(
+                    "a view of shape {:?} cannot be broadcast to shape {shape:?}",
+                    self.shape
+                ),
+            )
+        };
+        let Some(lead) = shape.len().checked_sub(self.shape.len()) else {
+            return Err(incompatible());
+        };
+        let mut strides = vec![0isize; shape.len()];
+        for (axis, (&extent, &stride)) in self.shape.iter().zip(&self.strides).enumerate() {
+            let wanted = shape[lead + axis];
+            if extent == wanted {
+                strides[lead + axis] = stride;
+            } else if extent != 1 {
+                return Err(incompatible());
+            }
+        }
+        Ok(RawLayout::new(shape, strides, self.offset))
+    }
+
+    /// Whether the layout is contiguous in row-major order: each axis of extent above 1 has
+    /// the row-major stride (the strides of axes of extent 1, or of a layout with no elements,
+    /// address nothing different).
+    pub(crate) fn is_standard(&self) -> bool {
+        if self.shape.contains(&0) {
+            return true;
+        }
+        let mut expected = 1isize;
+        for (&extent, &stride) in self.shape.iter().zip(&self.strides).rev() {
+            if extent != 1 && stride != expected {
+                return false;
+            }
+            expected = expected.wrapping_mul(extent as isize);
+        }
+        true
+    }
+
+    /// The same elements, in the same row-major order, under another shape.
+    pub(crate) fn reshaped(&self, shape: Vec<usize>) -> Result<Self, ShapeError> {
+        let count = element_count(&shape)?;
+        let have = self.element_count();
+        if count != have {
+            return Err(ShapeError::new(
+                ShapeErrorKind::IncompatibleShape,
+                format!(
+                    "a view of shape {:?} ({have} elements) cannot be reshaped to shape {shape:?} ({count} elements)",
+                    self.shape
+                ),
+            ));
+        }
+        if !self.is_standard() {
+            return Err(ShapeError::new(
+                ShapeErrorKind::IncompatibleLayout,
+                format!(
+                    "a view of shape {:?} with strides {:?} is not contiguous in row-major order, so it cannot be reshaped in place; copy it with `to_owned()` first",
+                    self.shape, self.strides
+                ),
+            ));
+        }
+        // A standard layout with elements addresses exactly `offset..offset + count`, as does
+        // the row-major layout of any shape with `count` elements from the same offset.
+        let strides = row_major_strides(&shape);
+        Ok(RawLayout::new(shape, strides, self.offset))
     }
 }
 
@@ -74,41 +246,94 @@ pub(crate) fn flat_offset(
         })
 }
 
-/// Visits every multi-index of `shape` in row-major order with its buffer offset.
-pub(crate) fn for_each_offset(layout: &RawLayout, mut f: impl FnMut(isize)) {
-    let RawLayout {
-        shape,
-        strides,
-        offset,
-    } = layout;
-    if shape.contains(&0) {
-        return;
-    }
-    let mut index = vec![0usize; shape.len()];
-    let mut at = *offset;
-    loop {
-        f(at);
-        let mut axis = shape.len();
-        loop {
-            if axis == 0 {
-                return;
-            }
-            axis -= 1;
-            index[axis] += 1;
-            at += strides[axis];
-            if index[axis] < shape[axis] {
-                break;
-            }
-            at -= strides[axis] * shape[axis] as isize;
-            index[axis] = 0;
+/// The offsets of a layout's elements, in row-major order of their multi-indices.
+///
+/// Yields exactly the offsets of the multi-indices inside the layout's shape, so for a layout
+/// proven in bounds of a buffer every item is an offset into that buffer.
+#[derive(Clone, Debug)]
+pub(crate) struct Offsets {
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    /// While `remaining > 0`: a multi-index inside `shape`, the next one to yield.
+    index: Vec<usize>,
+    /// The offset of `index`.
+    at: isize,
+    remaining: usize,
+}
+
+impl Offsets {
+    pub(crate) fn new(layout: &RawLayout) -> Self {
+        Offsets {
+            shape: layout.shape.clone(),
+            strides: layout.strides.clone(),
+            index: vec![0; layout.shape.len()],
+            at: layout.offset,
+            remaining: layout.element_count(),
         }
     }
 }
 
-/// A read-only strided view of a tensor's elements (a transposed, permuted or sliced tensor).
+impl Iterator for Offsets {
+    type Item = isize;
+
+    fn next(&mut self) -> Option<isize> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let at = self.at;
+        // Row-major odometer: bump the last axis, carry into the ones before it. After the last
+        // multi-index it wraps to all zeros, but then `remaining` is zero.
+        for axis in (0..self.shape.len()).rev() {
+            self.index[axis] += 1;
+            self.at = self.at.wrapping_add(self.strides[axis]);
+            if self.index[axis] < self.shape[axis] {
+                break;
+            }
+            let span = self.strides[axis].wrapping_mul(self.shape[axis] as isize);
+            self.at = self.at.wrapping_sub(span);
+            self.index[axis] = 0;
+        }
+        Some(at)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Offsets {}
+
+/// The row-major layout of `shape` over a slice of `len` elements, checked to address exactly
+/// them.
+fn slice_layout(shape: Vec<usize>, len: usize) -> Result<RawLayout, ShapeError> {
+    let count = element_count(&shape)?;
+    if count != len {
+        return Err(ShapeError::new(
+            ShapeErrorKind::DataLength,
+            format!("shape {shape:?} holds {count} elements but the slice has {len}"),
+        ));
+    }
+    if count > isize::MAX as usize {
+        // Only slices of zero-sized elements can be this long; offsets are `isize`.
+        return Err(ShapeError::new(
+            ShapeErrorKind::Overflow,
+            format!("shape {shape:?} has more elements than a view can address"),
+        ));
+    }
+    let strides = row_major_strides(&shape);
+    Ok(RawLayout::new(shape, strides, 0))
+}
+
+/// A read-only strided view of a tensor's elements (a transposed, permuted, sliced, indexed,
+/// reshaped or broadcast tensor).
 ///
-/// Made by [`Tensor::view`]; [`permuted_axes`](Self::permuted_axes) and
-/// [`slice_axis`](Self::slice_axis) return new views of the same elements without copying.
+/// Made by [`Tensor::view`] or [`TensorView::from_slice`];
+/// [`permuted_axes`](Self::permuted_axes), [`slice_axis`](Self::slice_axis),
+/// [`slice_axis_step`](Self::slice_axis_step), [`index_axis`](Self::index_axis),
+/// [`reshape`](Self::reshape) and [`broadcast`](Self::broadcast) return new views of the same
+/// elements without copying. A broadcast view addresses one element at several positions
+/// (stride 0), so views are read-only.
 pub struct TensorView<'a, T> {
     data: *const T,
     len: usize,
@@ -119,6 +344,7 @@ pub struct TensorView<'a, T> {
 // SAFETY: a `TensorView` is a shared borrow of `[T]` with a layout; it can cross threads exactly
 // when `&[T]` can.
 unsafe impl<T: Sync> Send for TensorView<'_, T> {}
+// SAFETY: as for `Send`: sharing a `TensorView` shares only `&[T]`.
 unsafe impl<T: Sync> Sync for TensorView<'_, T> {}
 
 impl<T> Clone for TensorView<'_, T> {
@@ -148,6 +374,26 @@ impl<'a, T> TensorView<'a, T> {
         (self.data, self.len, &self.layout)
     }
 
+    /// A row-major view of `data` under `shape`, without copying.
+    ///
+    /// Fails with [`ShapeErrorKind::DataLength`] when `data.len()` differs from the product of
+    /// the extents.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::TensorView;
+    ///
+    /// let data = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    /// let v = TensorView::from_slice([2, 3], &data).unwrap();
+    /// assert_eq!(v[[1, 0]], 4.0);
+    /// assert!(TensorView::from_slice([4, 2], &data).is_err());
+    /// ```
+    pub fn from_slice(shape: impl IntoShape, data: &'a [T]) -> Result<Self, ShapeError> {
+        let layout = slice_layout(shape.into_shape(), data.len())?;
+        // The row-major layout of `data.len()` elements addresses `0..data.len()`, and `data`
+        // is borrowed for `'a`.
+        Ok(TensorView::from_raw(data.as_ptr(), data.len(), layout))
+    }
+
     /// The element at a multi-index, or `None` if the index is out of range.
     pub fn get(&self, index: &[usize]) -> Option<&'a T> {
         let at = self.layout.offset_of(index)?;
@@ -155,13 +401,173 @@ impl<'a, T> TensorView<'a, T> {
         // constructor guarantees lie inside the borrowed buffer.
         Some(unsafe { &*self.data.offset(at) })
     }
+
+    /// The elements by reference, in row-major order of their multi-indices (ndarray's
+    /// `iter`); a broadcast element is visited once per position.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::Tensor;
+    ///
+    /// let t = Tensor::from_shape_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+    /// let transposed: Vec<f64> = t.view().permuted_axes(&[1, 0]).iter().copied().collect();
+    /// assert_eq!(transposed, [1.0, 3.0, 2.0, 4.0]);
+    /// ```
+    pub fn iter(&self) -> Iter<'a, T> {
+        Iter {
+            data: self.data,
+            offsets: Offsets::new(&self.layout),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same elements repeated to `shape` by numpy's broadcasting rules, without copying:
+    /// axes are matched from the last, an axis of extent 1 repeats its element along the
+    /// matching axis (stride 0), and axes missing in front are added.
+    ///
+    /// Fails with [`ShapeErrorKind::IncompatibleShape`] when an axis differs from its match
+    /// and is not of extent 1, or `shape` has fewer axes.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::Tensor;
+    ///
+    /// let row = Tensor::from_shape_vec([3], vec![1.0, 2.0, 3.0]).unwrap();
+    /// let rows = row.view().broadcast([2, 3]).unwrap();
+    /// assert_eq!(rows.strides(), &[0, 1]);
+    /// assert_eq!(rows.to_owned().as_slice(), &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    /// assert!(row.view().broadcast([3, 2]).is_err());
+    /// ```
+    pub fn broadcast(&self, shape: impl IntoShape) -> Result<TensorView<'a, T>, ShapeError> {
+        let layout = self.layout.broadcast(shape.into_shape())?;
+        // The broadcast layout addresses only offsets this view's layout addresses.
+        Ok(TensorView::from_raw(self.data, self.len, layout))
+    }
+
+    /// The view split along `axis` before `index`: indices `..index` and `index..`.
+    ///
+    /// # Panics
+    /// If `axis` does not exist or `index` is past its extent.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::Tensor;
+    ///
+    /// let t = Tensor::<f64>::from_fn([3, 2], |ix| ix[0] as f64);
+    /// let (top, bottom) = t.view().split_at(0, 1);
+    /// assert_eq!((top.shape(), bottom.shape()), (&[1, 2][..], &[2, 2][..]));
+    /// assert_eq!(bottom[[0, 0]], 1.0);
+    /// ```
+    #[track_caller]
+    pub fn split_at(self, axis: usize, index: usize) -> (Self, Self) {
+        let (first, second) = self.layout.split(axis, index);
+        (
+            TensorView::from_raw(self.data, self.len, first),
+            TensorView::from_raw(self.data, self.len, second),
+        )
+    }
+}
+
+/// An iterator over the elements of a [`TensorView`] by reference, in row-major order of their
+/// multi-indices; made by [`TensorView::iter`].
+pub struct Iter<'a, T> {
+    data: *const T,
+    /// Offsets of the view's layout, which lie inside the buffer `data` points to.
+    offsets: Offsets,
+    _borrow: PhantomData<&'a T>,
+}
+
+// SAFETY: an `Iter` hands out `&'a T` only; it can cross threads exactly when `&T` can.
+unsafe impl<T: Sync> Send for Iter<'_, T> {}
+// SAFETY: as for `Send`: sharing an `Iter` shares only `&T`.
+unsafe impl<T: Sync> Sync for Iter<'_, T> {}
+
+impl<T> Clone for Iter<'_, T> {
+    fn clone(&self) -> Self {
+        Iter {
+            data: self.data,
+            offsets: self.offsets.clone(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter")
+            .field("remaining", &self.offsets.len())
+            .finish()
+    }
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = &'a T;
+
+    fn next(&mut self) -> Option<&'a T> {
+        let at = self.offsets.next()?;
+        // SAFETY: `offsets` yields offsets of the view's layout, which lie inside the buffer
+        // the view borrows for `'a` (its type invariant); the view is read-only.
+        Some(unsafe { &*self.data.offset(at) })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offsets.size_hint()
+    }
+}
+
+impl<T> ExactSizeIterator for Iter<'_, T> {}
+
+impl<'a, T> IntoIterator for &TensorView<'a, T> {
+    type Item = &'a T;
+    type IntoIter = Iter<'a, T>;
+
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T, const N: usize> Index<[usize; N]> for TensorView<'_, T> {
+    type Output = T;
+
+    #[track_caller]
+    fn index(&self, index: [usize; N]) -> &T {
+        // A `match`, not `unwrap_or_else`, so a panic is reported at the caller.
+        match self.get(&index) {
+            Some(element) => element,
+            None => outside(&index, self.shape()),
+        }
+    }
+}
+
+impl<T> Index<&[usize]> for TensorView<'_, T> {
+    type Output = T;
+
+    #[track_caller]
+    fn index(&self, index: &[usize]) -> &T {
+        match self.get(index) {
+            Some(element) => element,
+            None => outside(index, self.shape()),
+        }
+    }
 }
 
 /// A writable strided view of a tensor's elements, usable as a `tensor!` target or operand.
 ///
-/// Made by [`Tensor::view_mut`]. A `tensor!` block writes through it without needing a `mut`
-/// binding, so the view behaves like a `Cell`: it can move to another thread but not be shared
-/// between threads, and reading methods return values, not references.
+/// Made by [`Tensor::view_mut`] or [`TensorViewMut::from_slice_mut`]. A `tensor!` block writes
+/// through it without needing a `mut` binding, so the view behaves like a `Cell`: it can move to
+/// another thread but not be shared between threads, and its reading methods that take `&self`
+/// return values, not references (hence no `Index` impl; [`get_mut`](Self::get_mut) takes
+/// `&mut self`).
+///
+/// Invariant: besides lying inside the buffer, the layout addresses distinct elements at
+/// distinct multi-indices (nothing repeated, as a broadcast repeats), which is what makes
+/// [`split_at_mut`](Self::split_at_mut) hand out disjoint elements. Every way of making one
+/// keeps it: the row-major layouts of tensors and slices, and permuting, slicing, indexing and
+/// reshaping, which address subsets or the same run of elements.
+///
+/// It is not `Sync`:
+///
+/// ```compile_fail
+/// fn assert_sync<T: Sync>() {}
+/// assert_sync::<tensor_dsl_runtime::TensorViewMut<'static, f64>>();
+/// ```
 pub struct TensorViewMut<'a, T> {
     data: *mut T,
     len: usize,
@@ -169,13 +575,15 @@ pub struct TensorViewMut<'a, T> {
     _borrow: PhantomData<&'a mut [T]>,
 }
 
-// SAFETY: a `TensorViewMut` is an exclusive borrow of `[T]`; moving it to another thread moves
-// that borrow. It is deliberately not `Sync`: generated code writes through `&TensorViewMut`.
+// SAFETY: a `TensorViewMut` is an exclusive borrow of the elements its layout addresses; moving
+// it to another thread moves that borrow. It is deliberately not `Sync`: generated code writes
+// through `&TensorViewMut`.
 unsafe impl<T: Send> Send for TensorViewMut<'_, T> {}
 
 impl<'a, T> TensorViewMut<'a, T> {
     /// `data` must be valid for reads and writes of `len` elements for `'a` with no other
-    /// access, and every offset addressable through `layout` must lie in `0..len`.
+    /// access to the elements `layout` addresses, every offset addressable through `layout`
+    /// must lie in `0..len`, and distinct multi-indices must address distinct elements.
     pub(crate) fn from_raw(data: *mut T, len: usize, layout: RawLayout) -> Self {
         TensorViewMut {
             data,
@@ -189,6 +597,30 @@ impl<'a, T> TensorViewMut<'a, T> {
         (self.data, self.len, &self.layout)
     }
 
+    /// A writable row-major view of `data` under `shape`, without copying.
+    ///
+    /// Fails with [`ShapeErrorKind::DataLength`] when `data.len()` differs from the product of
+    /// the extents.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::TensorViewMut;
+    ///
+    /// let mut data = [0.0f32; 6];
+    /// let mut v = TensorViewMut::from_slice_mut([3, 2], &mut data).unwrap();
+    /// v.set(&[2, 1], 7.0);
+    /// assert_eq!(data[5], 7.0);
+    /// ```
+    pub fn from_slice_mut(shape: impl IntoShape, data: &'a mut [T]) -> Result<Self, ShapeError> {
+        let layout = slice_layout(shape.into_shape(), data.len())?;
+        // The row-major layout of `data.len()` elements addresses each of `0..data.len()`
+        // once, and `data` is borrowed exclusively for `'a`.
+        Ok(TensorViewMut::from_raw(
+            data.as_mut_ptr(),
+            data.len(),
+            layout,
+        ))
+    }
+
     /// A read-only view of the same elements, borrowing this one exclusively.
     pub fn view(&mut self) -> TensorView<'_, T> {
         TensorView::from_raw(self.data, self.len, self.layout.clone())
@@ -197,6 +629,57 @@ impl<'a, T> TensorViewMut<'a, T> {
     /// A shorter-lived writable view of the same elements.
     pub fn reborrow(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut::from_raw(self.data, self.len, self.layout.clone())
+    }
+
+    /// The element at a multi-index by mutable reference, or `None` if the index is out of
+    /// range.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::Tensor;
+    ///
+    /// let mut t = Tensor::<f64>::zeros([2, 2]);
+    /// let mut v = t.view_mut().permuted_axes(&[1, 0]);
+    /// *v.get_mut(&[1, 0]).unwrap() = 3.0;
+    /// assert_eq!(t[[0, 1]], 3.0);
+    /// ```
+    pub fn get_mut(&mut self, index: &[usize]) -> Option<&mut T> {
+        let at = self.layout.offset_of(index)?;
+        // SAFETY: in-layout offsets lie inside the buffer, and no other borrow or view reaches
+        // this view's elements (it borrows them exclusively; split views address disjoint
+        // ones). `&mut self` excludes every access through this view, generated code's writes
+        // through `&self` included, for as long as the reference lives.
+        Some(unsafe { &mut *self.data.offset(at) })
+    }
+
+    /// The view split along `axis` before `index` into two writable views of disjoint
+    /// elements: indices `..index` and `index..` (like ndarray's `split_at` on a mutable view).
+    /// Each may go to its own thread.
+    ///
+    /// # Panics
+    /// If `axis` does not exist or `index` is past its extent.
+    ///
+    /// ```
+    /// use tensor_dsl_runtime::Tensor;
+    ///
+    /// let mut t = Tensor::<f64>::zeros([2, 3]);
+    /// let (mut left, mut right) = t.view_mut().split_at_mut(1, 1);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || left.set(&[1, 0], 1.0));
+    ///     s.spawn(move || right.set(&[1, 1], 2.0));
+    /// });
+    /// assert_eq!(t.as_slice(), &[0.0, 0.0, 0.0, 1.0, 0.0, 2.0]);
+    /// ```
+    #[track_caller]
+    pub fn split_at_mut(self, axis: usize, index: usize) -> (Self, Self) {
+        let (first, second) = self.layout.split(axis, index);
+        // The two layouts address the multi-indices of this one with index `< index` on `axis`
+        // and those with index `>= index`: disjoint sets of multi-indices, hence (this layout
+        // addressing distinct elements at distinct multi-indices) disjoint sets of elements,
+        // each a subset of this view's, which it gives up by being moved in.
+        (
+            TensorViewMut::from_raw(self.data, self.len, first),
+            TensorViewMut::from_raw(self.data, self.len, second),
+        )
     }
 }
 
@@ -243,6 +726,16 @@ macro_rules! view_layout_methods {
                 self.layout.shape.len()
             }
 
+            /// The number of elements (positions, for a broadcast view).
+            pub fn len(&self) -> usize {
+                self.layout.element_count()
+            }
+
+            /// Whether the view has no elements (some extent is zero).
+            pub fn is_empty(&self) -> bool {
+                self.layout.shape.contains(&0)
+            }
+
             /// The same elements with axes reordered: axis `k` of the result is axis
             /// `axes[k]` of `self`.
             ///
@@ -267,19 +760,103 @@ macro_rules! view_layout_methods {
                     ..self
                 }
             }
+
+            /// Every `|step|`-th element of `range` on `axis`, renumbered from zero: from
+            /// `range.start` forwards when `step` is positive, from the last index of `range`
+            /// backwards when it is negative (ndarray's rule for `s![a..b; step]`, not
+            /// Python's). `slice_axis(axis, range)` is `slice_axis_step(axis, range, 1)`;
+            /// ndarray's `Slice` type is not used, so `slice_axis` keeps taking a plain range.
+            ///
+            /// # Panics
+            /// If `axis` does not exist, `range` is not inside it, or `step` is zero.
+            ///
+            /// ```
+            /// use tensor_dsl_runtime::Tensor;
+            ///
+            /// let t = Tensor::<f64>::from_fn([6], |ix| ix[0] as f64);
+            /// let every_other = t.view().slice_axis_step(0, 1..6, 2);
+            /// assert_eq!(every_other.to_owned().as_slice(), &[1.0, 3.0, 5.0]);
+            /// let reversed = t.view().slice_axis_step(0, 0..5, -2);
+            /// assert_eq!(reversed.to_owned().as_slice(), &[4.0, 2.0, 0.0]);
+            /// ```
+            #[track_caller]
+            pub fn slice_axis_step(self, axis: usize, range: Range<usize>, step: isize) -> Self {
+                $view {
+                    layout: self.layout.sliced_step(axis, range, step),
+                    ..self
+                }
+            }
+
+            /// The elements whose index on `axis` is `index`, that axis removed (one axis
+            /// fewer; ndarray's `index_axis`).
+            ///
+            /// # Panics
+            /// If `axis` does not exist or `index` is outside it.
+            ///
+            /// ```
+            /// use tensor_dsl_runtime::Tensor;
+            ///
+            /// let t = Tensor::<f64>::from_fn([2, 3], |ix| (10 * ix[0] + ix[1]) as f64);
+            /// let column = t.view().index_axis(1, 2);
+            /// assert_eq!(column.shape(), &[2]);
+            /// assert_eq!(column.to_owned().as_slice(), &[2.0, 12.0]);
+            /// ```
+            #[track_caller]
+            pub fn index_axis(self, axis: usize, index: usize) -> Self {
+                $view {
+                    layout: self.layout.indexed(axis, index),
+                    ..self
+                }
+            }
+
+            /// The same elements under another shape with as many elements, in the same
+            /// row-major order, without copying.
+            ///
+            /// Fails with [`ShapeErrorKind::IncompatibleShape`] when the element counts
+            /// differ, and with [`ShapeErrorKind::IncompatibleLayout`] when the view is not
+            /// contiguous in row-major order (a transpose, a strided slice, a broadcast): copy
+            /// it with [`to_owned`](Self::to_owned) first.
+            ///
+            /// ```
+            /// use tensor_dsl_runtime::{ShapeErrorKind, Tensor};
+            ///
+            /// let t = Tensor::<f64>::from_fn([2, 3], |ix| (3 * ix[0] + ix[1]) as f64);
+            /// let flat = t.view().reshape([6]).unwrap();
+            /// assert_eq!(flat[[4]], 4.0);
+            /// let transposed = t.view().permuted_axes(&[1, 0]);
+            /// let error = transposed.clone().reshape([6]).unwrap_err();
+            /// assert_eq!(error.kind(), ShapeErrorKind::IncompatibleLayout);
+            /// assert_eq!(transposed.to_owned().view().reshape([6]).unwrap()[[1]], 3.0);
+            /// ```
+            pub fn reshape(self, shape: impl IntoShape) -> Result<Self, ShapeError> {
+                let layout = self.layout.reshaped(shape.into_shape())?;
+                // The new layout addresses the same elements as the old one, each once.
+                Ok($view { layout, ..self })
+            }
+        }
+
+        impl<T: Copy> $view<'_, T> {
+            /// A contiguous row-major copy of the viewed elements (ndarray's name for
+            /// [`to_tensor`](Self::to_tensor)).
+            pub fn to_owned(&self) -> Tensor<T> {
+                let data: Vec<T> = Offsets::new(&self.layout)
+                    .map(|at| {
+                        // SAFETY: offsets from the layout lie inside the buffer (type
+                        // invariant); a writable view is not `Sync`, so nothing writes
+                        // meanwhile.
+                        unsafe { self.data.offset(at).read() }
+                    })
+                    .collect();
+                Tensor::from_shape_vec(self.layout.shape.clone(), data)
+                    .expect("a view holds exactly the product of its extents")
+            }
         }
 
         impl<T: Element> $view<'_, T> {
-            /// A contiguous row-major copy of the viewed elements.
+            /// A contiguous row-major copy of the viewed elements; the same as
+            /// [`to_owned`](Self::to_owned).
             pub fn to_tensor(&self) -> Tensor<T> {
-                let mut data = Vec::new();
-                for_each_offset(&self.layout, |at| {
-                    // SAFETY: offsets from the layout lie inside the buffer (type invariant);
-                    // a writable view is not `Sync`, so nothing writes meanwhile.
-                    data.push(unsafe { self.data.offset(at).read() })
-                });
-                Tensor::from_shape_vec(self.layout.shape.clone(), data)
-                    .expect("a view holds exactly the product of its extents")
+                self.to_owned()
             }
         }
 
@@ -291,11 +868,180 @@ macro_rules! view_layout_methods {
                     .finish()
             }
         }
+
+        impl<T> Compared<T> for $view<'_, T> {
+            fn compared(&self) -> (*const T, Cow<'_, RawLayout>) {
+                (self.data, Cow::Borrowed(&self.layout))
+            }
+        }
     };
 }
 
 view_layout_methods!(TensorView);
 view_layout_methods!(TensorViewMut);
+
+/// Elements per axis beyond which `Display` shows only the first and last [`EDGE`] of them.
+const ELIDE_ABOVE: usize = 6;
+const EDGE: usize = 3;
+
+/// Writes `layout`'s elements as nested brackets, ndarray's way: `[[1, 2],\n [3, 4]]`, a blank
+/// line between blocks of three or more axes, and the middle of an axis of more than six
+/// elements as `...` unless the format is alternate (`{:#}`). `element` writes the element at
+/// an offset; it is called only with offsets of `layout`'s elements.
+fn format_layout(
+    f: &mut fmt::Formatter<'_>,
+    layout: &RawLayout,
+    element: &mut dyn FnMut(&mut fmt::Formatter<'_>, isize) -> fmt::Result,
+) -> fmt::Result {
+    let elide = !f.alternate();
+    format_axes(
+        f,
+        &layout.shape,
+        &layout.strides,
+        layout.offset,
+        0,
+        elide,
+        element,
+    )
+}
+
+fn format_axes(
+    f: &mut fmt::Formatter<'_>,
+    shape: &[usize],
+    strides: &[isize],
+    at: isize,
+    depth: usize,
+    elide: bool,
+    element: &mut dyn FnMut(&mut fmt::Formatter<'_>, isize) -> fmt::Result,
+) -> fmt::Result {
+    let Some((&extent, inner)) = shape.split_first() else {
+        // All axes fixed at indices inside their extents: `at` is an element's offset.
+        return element(f, at);
+    };
+    let separator = if inner.is_empty() {
+        ", ".to_owned()
+    } else {
+        format!(
+            ",\n{}{}",
+            "\n".repeat(inner.len() - 1),
+            " ".repeat(depth + 1)
+        )
+    };
+    let (head, tail) = if elide && extent > ELIDE_ABOVE {
+        (0..EDGE, Some(extent - EDGE..extent))
+    } else {
+        (0..extent, None)
+    };
+    // `None` stands for the elided middle.
+    let positions = head.map(Some).chain(
+        tail.into_iter()
+            .flat_map(|tail| std::iter::once(None).chain(tail.map(Some))),
+    );
+    f.write_str("[")?;
+    for (k, position) in positions.enumerate() {
+        if k > 0 {
+            f.write_str(&separator)?;
+        }
+        match position {
+            None => f.write_str("...")?,
+            Some(index) => format_axes(
+                f,
+                inner,
+                &strides[1..],
+                at.wrapping_add((index as isize).wrapping_mul(strides[0])),
+                depth + 1,
+                elide,
+                element,
+            )?,
+        }
+    }
+    f.write_str("]")
+}
+
+/// ndarray's format: nested brackets, rank 0 as the bare element, long axes elided with `...`
+/// unless the format is alternate (`{:#}`); width and precision apply to each element.
+///
+/// ```
+/// use tensor_dsl_runtime::Tensor;
+///
+/// let t = Tensor::from_shape_vec([2, 2], vec![1.0, 2.0, 3.0, 4.5]).unwrap();
+/// assert_eq!(t.view().to_string(), "[[1, 2],\n [3, 4.5]]");
+/// assert_eq!(format!("{:.1}", t.view()), "[[1.0, 2.0],\n [3.0, 4.5]]");
+/// ```
+impl<T: fmt::Display> fmt::Display for TensorView<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        format_layout(f, &self.layout, &mut |f, at| {
+            // SAFETY: `format_layout` passes only offsets of the layout's elements, which lie
+            // inside the borrowed buffer (type invariant).
+            let value = unsafe { &*self.data.offset(at) };
+            fmt::Display::fmt(value, f)
+        })
+    }
+}
+
+/// As for [`TensorView`]'s; elements are read by value.
+impl<T: fmt::Display + Copy> fmt::Display for TensorViewMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        format_layout(f, &self.layout, &mut |f, at| {
+            // SAFETY: offsets of the layout's elements lie inside the buffer (type invariant);
+            // the view is not `Sync`, so no other thread writes while this one reads.
+            let value = unsafe { self.data.offset(at).read() };
+            fmt::Display::fmt(&value, f)
+        })
+    }
+}
+
+/// What equality compares of a tensor or view: a pointer and a layout proven in bounds of the
+/// buffer it points to, borrowed with `self`.
+pub(crate) trait Compared<T> {
+    fn compared(&self) -> (*const T, Cow<'_, RawLayout>);
+}
+
+impl<T> Compared<T> for Tensor<T> {
+    fn compared(&self) -> (*const T, Cow<'_, RawLayout>) {
+        let layout = RawLayout::new(self.shape().to_vec(), self.strides().to_vec(), 0);
+        (self.as_slice().as_ptr(), Cow::Owned(layout))
+    }
+}
+
+/// Whether `a` and `b` have the same shape and equal elements at each multi-index.
+fn same_elements<T: PartialEq + Copy>(a: &impl Compared<T>, b: &impl Compared<T>) -> bool {
+    let ((a_data, a_layout), (b_data, b_layout)) = (a.compared(), b.compared());
+    a_layout.shape == b_layout.shape
+        && Offsets::new(&a_layout)
+            .zip(Offsets::new(&b_layout))
+            .all(|(a_at, b_at)| {
+                // SAFETY: `Offsets` yields offsets of each layout's elements, which `compared`
+                // promises lie inside its buffer, kept alive by the borrows of `a` and `b`.
+                // Elements are read by value; a writable view is not `Sync` and this thread is
+                // here, so nothing writes them meanwhile.
+                let (x, y) = unsafe { (a_data.offset(a_at).read(), b_data.offset(b_at).read()) };
+                x == y
+            })
+}
+
+/// Equality across tensors and views: the same shape and equal elements at each multi-index
+/// (strides may differ). `Tensor == Tensor` is derived.
+macro_rules! impl_eq {
+    ($([$($lt:lifetime),*] $a:ty, $b:ty;)*) => {$(
+        impl<$($lt,)* T: PartialEq + Copy> PartialEq<$b> for $a {
+            fn eq(&self, other: &$b) -> bool {
+                same_elements(self, other)
+            }
+        }
+    )*};
+}
+
+impl_eq! {
+    ['a] Tensor<T>, TensorView<'a, T>;
+    ['a] TensorView<'a, T>, Tensor<T>;
+    ['a, 'b] TensorView<'a, T>, TensorView<'b, T>;
+    ['a] Tensor<T>, TensorViewMut<'a, T>;
+    ['a] TensorViewMut<'a, T>, Tensor<T>;
+    ['a, 'b] TensorViewMut<'a, T>, TensorViewMut<'b, T>;
+    ['a, 'b] TensorView<'a, T>, TensorViewMut<'b, T>;
+    ['a, 'b] TensorViewMut<'a, T>, TensorView<'b, T>;
+}
 
 #[cfg(test)]
 mod tests {
@@ -332,6 +1078,86 @@ mod tests {
         assert!(v.set(&[1, 0, 0], -1.0));
         assert!(!v.set(&[2, 0, 0], -1.0));
         assert_eq!(t[[0, 0, 1]], -1.0);
+    }
+
+    /// Every layout one operation makes from `layout`, with whether it is one a writable view
+    /// may have (all but broadcasts); splits of a `writable` layout are checked disjoint on the
+    /// way.
+    fn derived(layout: &RawLayout, writable: bool) -> Vec<(RawLayout, bool)> {
+        let mut out = Vec::new();
+        let rank = layout.shape.len();
+        for axis in 0..rank {
+            let extent = layout.shape[axis];
+            for start in 0..=extent {
+                for end in start..=extent {
+                    for step in [-3, -2, -1, 1, 2, 3, isize::MIN, isize::MAX] {
+                        out.push((layout.clone().sliced_step(axis, start..end, step), true));
+                    }
+                }
+            }
+            for index in 0..extent {
+                out.push((layout.clone().indexed(axis, index), true));
+            }
+            for index in 0..=extent {
+                let (first, second) = layout.clone().split(axis, index);
+                let first_offsets: Vec<isize> = Offsets::new(&first).collect();
+                if writable {
+                    assert!(Offsets::new(&second).all(|at| !first_offsets.contains(&at)));
+                }
+                out.push((first, true));
+                out.push((second, true));
+            }
+        }
+        if rank >= 2 {
+            let mut axes: Vec<usize> = (0..rank).collect();
+            axes.swap(0, rank - 1);
+            out.push((layout.clone().permuted(&axes), true));
+        }
+        if let Ok(flat) = layout.reshaped(vec![layout.element_count()]) {
+            out.push((flat, true));
+        }
+        let mut wider = vec![2];
+        wider.extend(&layout.shape);
+        out.push((layout.broadcast(wider).unwrap(), false));
+        out
+    }
+
+    #[test]
+    fn derived_layouts_stay_in_bounds_and_writable_ones_distinct() {
+        let shape = vec![3, 4, 2];
+        let base = RawLayout::new(shape.clone(), row_major_strides(&shape), 0);
+        let mut checked = 0;
+        for (first, first_writable) in derived(&base, true) {
+            for (layout, writable) in derived(&first, first_writable) {
+                let offsets: Vec<isize> = Offsets::new(&layout).collect();
+                assert_eq!(offsets.len(), layout.element_count());
+                assert!(
+                    offsets.iter().all(|&at| (0..24).contains(&at)),
+                    "{layout:?}"
+                );
+                if first_writable && writable {
+                    let mut sorted = offsets.clone();
+                    sorted.sort();
+                    sorted.dedup();
+                    assert_eq!(sorted.len(), offsets.len(), "{layout:?}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000);
+    }
+
+    #[test]
+    fn empty_layouts_with_huge_extents() {
+        let shape = vec![0, usize::MAX, 2];
+        let layout =
+            RawLayout::new(shape.clone(), row_major_strides(&shape), 0).permuted(&[1, 2, 0]);
+        assert_eq!(layout.element_count(), 0);
+        assert_eq!(Offsets::new(&layout).count(), 0);
+        let indexed = layout.clone().indexed(0, usize::MAX - 1);
+        assert_eq!(indexed.element_count(), 0);
+        let stepped = layout.sliced_step(0, 0..usize::MAX, -1);
+        assert_eq!(stepped.shape, [usize::MAX, 2, 0]);
     }
 
     #[test]
