@@ -257,3 +257,66 @@ fn diagonal_targets() {
     });
     assert_close(&w, &expected, 1e-12);
 }
+
+#[test]
+fn rank_zero_tensors_are_accessed_with_empty_brackets() {
+    let a = data::<f64>(&[7], 0);
+    let m = data::<f64>(&[5, 5], 1);
+    let dot = sum_over(&[7], |r| at(&a, r) * at(&a, r));
+    let mut t = Tensor::<f64>::zeros([]);
+    tensor! { t[] = a[i] * a[i]; }
+    assert_close(&t, &reference(&[], |_| dot), 1e-12);
+    tensor! { t[] += 1; t[] *= 2; }
+    assert_close(&t, &reference(&[], |_| 2.0 * (dot + 1.0)), 1e-12);
+    // A rank-0 result, read by later statements and by a contraction.
+    tensor! {
+        let trace[] = m[i, i];
+        let shifted[i] = a[i] - trace[];
+        let total = shifted[i] * t[];
+    }
+    let trace_value = sum_over(&[5], |r| at(&m, &[r[0], r[0]]));
+    assert_eq!(trace.shape(), &[] as &[usize]);
+    assert_close(&trace, &reference(&[], |_| trace_value), 1e-12);
+    assert_close(
+        &shifted,
+        &reference(&[7], |ix| at(&a, ix) - trace_value),
+        1e-12,
+    );
+    let expected = sum_over(&[7], |r| (at(&a, r) - trace_value) * 2.0 * (dot + 1.0));
+    assert!((total - expected).abs() < 1e-9 * expected.abs().max(1.0));
+    // The sum over an empty axis is zero.
+    let empty = Tensor::<f64>::zeros([0]);
+    tensor! { t[] = empty[i]; }
+    assert_eq!(t.as_slice(), &[0.0]);
+}
+
+#[test]
+fn a_rank_zero_access_of_a_tensor_with_axes_is_a_shape_error() {
+    let a = data::<f64>(&[3], 0);
+    let caught = std::panic::catch_unwind(|| {
+        tensor! { let s = a[]; }
+        s
+    });
+    let message = *caught.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("a[]"), "{message}");
+}
+
+#[test]
+fn a_dereferenced_scalar_is_a_target() {
+    fn accumulate(norm: &mut f64, a: &Tensor<f64>) {
+        tensor! { *norm += a[i] * a[i]; }
+    }
+    let a = data::<f64>(&[13], 2);
+    let dot = sum_over(&[13], |r| at(&a, r) * at(&a, r));
+    let mut norm = 1.0;
+    accumulate(&mut norm, &a);
+    assert!((norm - (1.0 + dot)).abs() < 1e-12);
+    let r = &mut norm;
+    tensor! { *r *= 2; *r -= a[i]; }
+    let expected = 2.0 * (1.0 + dot) - sum_over(&[13], |r| at(&a, r));
+    assert!((norm - expected).abs() < 1e-12);
+    let mut boxed = Box::new(0.0f64);
+    let handle = &mut boxed;
+    tensor! { **handle = a[i]; }
+    assert!((*boxed - sum_over(&[13], |r| at(&a, r))).abs() < 1e-12);
+}

@@ -244,3 +244,22 @@ fn networks_through_device_temporaries() {
     tensor! { let ds = da[i, k, m] * db[k, j] * dd[j, l] * de[m, l]; }
     assert!((s - ds).abs() <= 1e-10 * s.abs().max(1.0), "{s} vs {ds}");
 }
+
+#[test]
+fn powi_exponents_computed_by_rust_reach_the_kernel_exactly() {
+    let device = CudaDevice::simulator();
+    let a = data::<f64>(&[7, 5], 6);
+    let signs = Tensor::from_fn([4], |ix| if ix[0] % 2 == 0 { -1.0f32 } else { 1.0 });
+    let da = CudaTensor::from_host(&device, &a).unwrap();
+    let dsigns = CudaTensor::from_host(&device, &signs).unwrap();
+    for n in [0i32, 3, -2] {
+        let w = 0.5;
+        tensor! { let p[i] = {w} * powi(a[i, j], n) + powi(a[i, j], {n - 1}); }
+        tensor! { let dp[i] = {w} * powi(da[i, j], n) + powi(da[i, j], {n - 1}); }
+        assert_close(&p, &dp);
+    }
+    // f32 slots carry exponents past 2^24 with their parity.
+    let (odd, even) = (i32::MAX, i32::MIN);
+    tensor! { let ds[i] = powi(dsigns[i], odd) - powi(dsigns[i], even); }
+    assert_eq!(ds.to_host().unwrap().as_slice(), &[-2.0f32, 0.0, -2.0, 0.0]);
+}

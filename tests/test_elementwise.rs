@@ -119,3 +119,31 @@ fn nests_large_enough_for_threads() {
     assert_close(&rows, &expected, 1e-5);
     assert_close(&t, &reference(&[n, m], |ix| at(&a, &[ix[1], ix[0]])), 0.0);
 }
+
+#[test]
+fn powi_takes_an_exponent_computed_by_rust() {
+    let a = data::<f64>(&[7, 3], 2);
+    let signs = tensor_dsl::Tensor::from_fn([4], |ix| if ix[0] % 2 == 0 { -1.0f64 } else { 1.0 });
+    for n in [0i32, 1, 3, -2, 7] {
+        let exponents = [n, n + 1];
+        // A place, a negated place, a Rust expression, and a field of an array.
+        tensor! {
+            let p[i, j] = powi(a[i, j], n) + powi(a[i, j], -n) * powi(a[i, j], {n + 1});
+            let q[i] = powi(a[i, j], {exponents[1]});
+        }
+        let expected = reference(&[7, 3], |ix| {
+            let x = at(&a, ix);
+            x.powi(n) + x.powi(-n) * x.powi(n + 1)
+        });
+        assert_close(&p, &expected, 1e-9);
+        let expected = reference(&[7], |ix| {
+            sum_over(&[3], |r| at(&a, &[ix[0], r[0]]).powi(n + 1))
+        });
+        assert_close(&q, &expected, 1e-9);
+    }
+    // Exponents past f32's exact integers keep their parity.
+    let odd = i32::MAX;
+    let even = i32::MIN;
+    tensor! { let s[i] = powi(signs[i], odd) - powi(signs[i], even); }
+    assert_eq!(s.as_slice(), &[-2.0, 0.0, -2.0, 0.0]);
+}

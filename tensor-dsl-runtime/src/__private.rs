@@ -27,6 +27,13 @@ pub fn lit<W: Witness + ?Sized>(_witness: &W, value: f64) -> W::Elem {
     Element::from_f64(value)
 }
 
+/// A `powi` exponent computed by Rust, in the slot of a CUDA kernel's scalars that carries it
+/// (`Element::from_exponent_bits`).
+#[inline(always)]
+pub fn exponent_slot<W: Witness + ?Sized>(_witness: &W, exponent: i32) -> W::Elem {
+    Element::from_exponent_bits(exponent)
+}
+
 /// A Rust scalar of a statement as its element type: a scalar of another type is a type error
 /// on the scalar's own tokens (generated code calls this spanned there).
 #[inline(always)]

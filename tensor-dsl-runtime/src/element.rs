@@ -39,15 +39,29 @@ pub trait Element:
     fn from_f64(value: f64) -> Self;
     /// The value widened to `f64`, for tolerances and printing.
     fn to_f64(self) -> f64;
+    /// A `powi` exponent carried in this type's bits (its low 32 bits, the rest zero), where a
+    /// CUDA kernel reads it back from its argument block; not a numeric conversion.
+    #[doc(hidden)]
+    fn from_exponent_bits(exponent: i32) -> Self;
+    /// `exp(x)` in the language: eˣ.
     fn exp(self) -> Self;
+    /// `ln(x)`: the natural logarithm.
     fn ln(self) -> Self;
+    /// `sqrt(x)`: the square root (NaN below zero, as `f64::sqrt`).
     fn sqrt(self) -> Self;
+    /// `abs(x)`: the absolute value.
     fn abs(self) -> Self;
+    /// `sin(x)`, in radians.
     fn sin(self) -> Self;
+    /// `cos(x)`, in radians.
     fn cos(self) -> Self;
+    /// `tanh(x)`: the hyperbolic tangent.
     fn tanh(self) -> Self;
+    /// `max(x, y)`: the larger value; a NaN loses to a number, as `f64::max`.
     fn max(self, other: Self) -> Self;
+    /// `min(x, y)`: the smaller value; a NaN loses to a number, as `f64::min`.
     fn min(self, other: Self) -> Self;
+    /// `powi(x, n)`: x to an integer power, as `f64::powi`.
     fn powi(self, exponent: i32) -> Self;
 
     /// `C ← α A B + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n` matrix C
@@ -125,6 +139,11 @@ macro_rules! impl_element {
             #[inline(always)]
             fn powi(self, exponent: i32) -> Self {
                 $t::powi(self, exponent)
+            }
+            #[inline(always)]
+            fn from_exponent_bits(exponent: i32) -> Self {
+                // Bits are moved, never computed with, so they arrive unchanged (even as a NaN).
+                $t::from_bits((exponent as u32).into())
             }
             unsafe fn gemm(
                 m: usize,

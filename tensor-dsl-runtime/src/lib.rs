@@ -15,6 +15,8 @@
 //! split them, and no operand sharing memory with the target (generated code reads such an
 //! operand through a copy taken before the statement writes).
 
+#![deny(missing_docs)]
+
 mod access;
 mod array;
 mod check;

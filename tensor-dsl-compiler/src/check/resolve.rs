@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use quote::ToTokens;
+use quote::{quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 
 use crate::diagnostics::Errors;
@@ -50,6 +50,7 @@ struct Resolver<'e> {
 #[derive(Default)]
 struct StatementScope {
     scalars: Vec<ir::Scalar>,
+    exponents: Vec<ir::Scalar>,
     /// Bare names used as tensors or scalars, for the index/name clash rule.
     names: Vec<(String, Span)>,
     failed: bool,
@@ -131,6 +132,7 @@ impl Resolver<'_> {
                 terms,
             }],
             scalars: std::mem::take(&mut scope.scalars),
+            exponents: std::mem::take(&mut scope.exponents),
             span: statement.let_token.span,
         }
     }
@@ -186,6 +188,7 @@ impl Resolver<'_> {
                 terms,
             }],
             scalars: std::mem::take(&mut scope.scalars),
+            exponents: std::mem::take(&mut scope.exponents),
             span: statement.place.span,
         }
     }
@@ -360,7 +363,7 @@ impl Resolver<'_> {
             "tanh" => (Tanh, 1),
             "max" => (Max, 2),
             "min" => (Min, 2),
-            "powi" => (Powi(0), 2),
+            "powi" => (Powi(ir::Exponent::Literal(0)), 2),
             _ => {
                 self.errors.error(
                     function.span(),
@@ -387,7 +390,7 @@ impl Resolver<'_> {
         }
         if let Powi(_) = resolved {
             let exponent = match integer_literal(&args[1]) {
-                Some(Ok(exponent)) => exponent,
+                Some(Ok(exponent)) => ir::Exponent::Literal(exponent),
                 Some(Err(())) => {
                     self.errors.error(
                         args[1].span(),
@@ -397,14 +400,25 @@ impl Resolver<'_> {
                     scope.failed = true;
                     return ir::Expr::Call(resolved, Vec::new());
                 }
-                None => {
-                    self.errors.error(
-                        args[1].span(),
-                        "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
-                    );
-                    scope.failed = true;
-                    return ir::Expr::Call(resolved, Vec::new());
-                }
+                None => match rust_exponent(&args[1]) {
+                    Some((tokens, span, name)) => {
+                        if let Some(name) = name {
+                            scope.names.push((name_of(name), name.span()));
+                        }
+                        scope.exponents.push(ir::Scalar { tokens, span });
+                        ir::Exponent::Computed(scope.exponents.len() - 1)
+                    }
+                    None => {
+                        self.errors.error(
+                            args[1].span(),
+                            "the exponent of `powi` must be an integer: a literal such as \
+                             `powi(x[i], 3)`, or a Rust `i32` such as `powi(x[i], n)` or \
+                             `powi(x[i], {n + 1})`",
+                        );
+                        scope.failed = true;
+                        return ir::Expr::Call(resolved, Vec::new());
+                    }
+                },
             };
             let base = self.expr(&args[0], scope);
             return ir::Expr::Call(Powi(exponent), vec![base]);
@@ -629,6 +643,26 @@ fn braced(tokens: &TokenStream, span: Span) -> TokenStream {
 
 /// An integer literal (possibly negated or parenthesised) as an `i32`: `None` if `expr` is no
 /// integer literal, `Some(Err(()))` if it is one outside `i32`'s range.
+/// A `powi` exponent computed by Rust (a place or `{ expr }`, maybe negated or parenthesized):
+/// its tokens, span and bare name, if it has one.
+fn rust_exponent(expr: &syntax::Expr) -> Option<(TokenStream, Span, Option<&syn::Ident>)> {
+    match expr {
+        syntax::Expr::Scalar(place) => {
+            Some((place.tokens.clone(), place.span, place.bare_name.as_ref()))
+        }
+        syntax::Expr::RustScalar(brace, tokens) => {
+            Some((braced(tokens, brace.span.join()), brace.span.open(), None))
+        }
+        syntax::Expr::Neg { minus, operand } => {
+            let (tokens, _, name) = rust_exponent(operand)?;
+            let span = minus.span;
+            Some((quote_spanned!(span=> -(#tokens)), span, name))
+        }
+        syntax::Expr::Paren { inner, .. } => rust_exponent(inner),
+        _ => None,
+    }
+}
+
 fn integer_literal(expr: &syntax::Expr) -> Option<Result<i32, ()>> {
     match expr {
         syntax::Expr::Literal(syn::Lit::Int(int)) => Some(

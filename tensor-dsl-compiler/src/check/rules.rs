@@ -290,11 +290,13 @@ mod tests {
     #[test]
     fn functions() {
         assert_eq!(
-            errors(quote! { c[i] = exp(a[i], b[i]) + foo(a[i]) + powi(a[i], n); }),
+            errors(
+                quote! { c[i] = exp(a[i], b[i]) + foo(a[i]) + powi(a[i], b[i]) + powi(a[i], -n); }
+            ),
             [
                 "`exp` takes 1 argument but 2 were given",
                 "unknown function `foo`; the element-wise functions are exp, ln, sqrt, abs, sin, cos, tanh, max, min and powi",
-                "the exponent of `powi` must be an integer literal, such as `powi(x[i], 3)`",
+                "the exponent of `powi` must be an integer: a literal such as `powi(x[i], 3)`, or a Rust `i32` such as `powi(x[i], n)` or `powi(x[i], {n + 1})`",
             ]
         );
     }

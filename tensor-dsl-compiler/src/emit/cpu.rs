@@ -10,8 +10,8 @@ use quote::{quote_spanned, ToTokens};
 use super::checks::{layout_local, located, position_expr};
 use super::{hidden, hidden_numbered, private, tensor_expr};
 use crate::ir::{
-    AssignOp, BinaryOp, Expr, Function, IndexVar, Scale, Slot, Statement, Target, TensorId,
-    TensorOrigin,
+    AssignOp, BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot, Statement, Target,
+    TensorId, TensorOrigin,
 };
 use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 
@@ -38,9 +38,16 @@ pub fn emit_statement(
     let scalars = statement.scalars.iter().enumerate().map(|(k, scalar)| {
         let local = hidden_numbered("__scalar", k);
         let tokens = &scalar.tokens;
-        quote_spanned!(scalar.span=> let #local = #tokens;)
+        // A dereferenced target read by `*=` is a scalar in parentheses, `(*r)`.
+        quote_spanned!(scalar.span=> #[allow(unused_parens)] let #local = #tokens;)
     });
-    let scalars = hygienic!(#(#scalars)*);
+    // Exponents are typed where they are bound, so rustc reports a non-`i32` on its tokens.
+    let exponents = statement.exponents.iter().enumerate().map(|(k, exponent)| {
+        let local = hidden_numbered("__exponent", k);
+        let tokens = &exponent.tokens;
+        quote_spanned!(exponent.span=> let #local: i32 = #tokens;)
+    });
+    let scalars = hygienic!(#(#scalars)* #(#exponents)*);
 
     match &statement.target {
         Target::NewTensor {
@@ -782,7 +789,12 @@ impl StatementEmitter<'_> {
             }
         };
         let scalar_values = (0..self.statement.scalars.len()).map(|k| self.scalar(k));
-        let scalar_values = hygienic!(&[#(#scalar_values),*]);
+        // Each exponent rides in a slot of its own with its bits (`emit::cuda`'s layout).
+        let exponent_slots = (0..self.statement.exponents.len()).map(|k| {
+            let local = hidden_numbered("__exponent", k);
+            hygienic!(#p::exponent_slot(&__zero, #local))
+        });
+        let scalar_values = hygienic!(&[#(#scalar_values,)* #(#exponent_slots),*]);
         let call = match &step.kernel {
             Kernel::LoopNest => hygienic! {
                 #p::Backend::evaluate(&__backend, #proven, move |__x| #body, #kernel, #scalar_values)
@@ -866,7 +878,11 @@ impl StatementEmitter<'_> {
                     args.iter().map(|arg| self.expr(arg, access)).collect();
                 let name = Ident::new(function.name(), Span::mixed_site());
                 match function {
-                    Function::Powi(exponent) => {
+                    Function::Powi(Exponent::Literal(exponent)) => {
+                        hygienic!(#p::Element::powi(#(#args),*, #exponent))
+                    }
+                    Function::Powi(Exponent::Computed(k)) => {
+                        let exponent = hidden_numbered("__exponent", *k);
                         hygienic!(#p::Element::powi(#(#args),*, #exponent))
                     }
                     _ => hygienic!(#p::Element::#name(#(#args),*)),

@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::{BinaryOp, Expr, Function, IndexVar, Scale, Slot};
+use crate::ir::{BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot};
 use crate::lower::{Mode, Plan, StatementPlan, Step};
 
 /// Threads per block in every launch: the shared-memory sums are sized for it.
@@ -111,13 +111,14 @@ pub fn step_module(
         real,
         loops: &loops,
         operand_loops: Vec::new(),
+        first_exponent: statement.scalars.len(),
     };
     let value = writer.value(step);
     let shape = KernelShape {
         operands: writer.operand_loops.len(),
         loops: loops.len(),
         target_loops: lhs.len(),
-        scalars: statement.scalars.len(),
+        scalars: statement.scalars.len() + statement.exponents.len(),
     };
     let text = writer.module(step, &shape, &value);
     (shape, text)
@@ -128,6 +129,9 @@ struct Writer<'a> {
     loops: &'a [&'a IndexVar],
     /// For each operand, the loops it uses.
     operand_loops: Vec<Vec<usize>>,
+    /// The `tdsl_args::scalar` slot of the first `powi` exponent: exponents follow the
+    /// statement's scalars, each an `i32` in the low bytes of its slot.
+    first_exponent: usize,
 }
 
 impl Writer<'_> {
@@ -209,7 +213,18 @@ impl Writer<'_> {
                 let args: Vec<String> = args.iter().map(|arg| self.expr(arg)).collect();
                 let name = self.real.function(*function);
                 match function {
-                    Function::Powi(exponent) => format!("{name}({}, {exponent})", args[0]),
+                    Function::Powi(Exponent::Literal(exponent)) => {
+                        format!("{name}({}, {exponent})", args[0])
+                    }
+                    Function::Powi(Exponent::Computed(k)) => {
+                        // The slot's bits are the exponent's (CUDA's reinterpreting intrinsics).
+                        let bits = match self.real {
+                            Real::F32 => "__float_as_int",
+                            Real::F64 => "__double2loint",
+                        };
+                        let slot = self.first_exponent + k;
+                        format!("{name}({}, {bits}(a.scalar[{slot}]))", args[0])
+                    }
                     _ => format!("{name}({})", args.join(", ")),
                 }
             }

@@ -220,7 +220,24 @@ pub enum Function {
     Max,
     Min,
     /// Integer power; the exponent is part of the function, its one argument the base.
-    Powi(i32),
+    Powi(Exponent),
+}
+
+/// The exponent of `powi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exponent {
+    Literal(i32),
+    /// Entry of `Statement::exponents`: a Rust `i32`, evaluated once per statement.
+    Computed(usize),
+}
+
+impl std::fmt::Display for Exponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exponent::Literal(value) => write!(f, "{value}"),
+            Exponent::Computed(k) => write!(f, "#{k}"),
+        }
+    }
 }
 
 impl Function {
@@ -353,6 +370,8 @@ pub struct Statement {
     /// term; `reassociate_sums` splits it so that each update is one kernel.
     pub updates: Vec<Update>,
     pub scalars: Vec<Scalar>,
+    /// Rust `i32` exponents of `powi` (`Exponent::Computed`), evaluated once per statement.
+    pub exponents: Vec<Scalar>,
     pub span: Span,
 }
 

@@ -6,7 +6,7 @@
 //! same when they read the same tensor bindings (by id, never by name) in the same shape.
 
 use crate::ir::{
-    Access, AssignOp, BinaryOp, Expr, Function, IndexVar, Position, Program, Scale, Slot,
+    Access, AssignOp, BinaryOp, Exponent, Expr, Function, IndexVar, Position, Program, Scale, Slot,
     Statement, Target, TensorId, Term, Update,
 };
 
@@ -71,8 +71,8 @@ fn key(term: &Term) -> Option<Key> {
     key_expr(&term.expr, &role).map(Key)
 }
 
-/// The expression as a key; none when it uses a Rust scalar, which is evaluated anew by each
-/// statement.
+/// The expression as a key; none when it uses a Rust scalar or exponent, which is evaluated anew
+/// by each statement.
 fn key_expr(expr: &Expr, role: &impl Fn(&IndexVar) -> KeySlot) -> Option<KeyExpr> {
     Some(match expr {
         Expr::Access(access) => KeyExpr::Access(
@@ -87,7 +87,7 @@ fn key_expr(expr: &Expr, role: &impl Fn(&IndexVar) -> KeySlot) -> Option<KeyExpr
                 .collect(),
         ),
         Expr::Literal(literal) => KeyExpr::Literal(literal.value.to_bits()),
-        Expr::Scalar(_) => return None,
+        Expr::Scalar(_) | Expr::Call(Function::Powi(Exponent::Computed(_)), _) => return None,
         Expr::Neg(operand) => KeyExpr::Neg(Box::new(key_expr(operand, role)?)),
         Expr::Binary(op, left, right) => KeyExpr::Binary(
             *op,
@@ -197,6 +197,7 @@ fn share(program: &mut Program, duplicate: Duplicate) {
                     }],
                 }],
                 scalars: Vec::new(),
+                exponents: Vec::new(),
                 span,
             });
             let shift = |(s, u, t): Location| (s + 1, u, t);

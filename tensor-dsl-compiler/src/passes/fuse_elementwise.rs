@@ -56,6 +56,7 @@ fn can_fuse(program: &Program, first: &Statement, second: &Statement) -> bool {
         && second_is_pointwise_update
         && !second_reads_target
         && second.scalars.is_empty()
+        && second.exponents.is_empty()
         && matches!(
             first.target,
             Target::Tensor { .. } | Target::NewTensor { .. }

@@ -72,6 +72,7 @@ fn split_off_right_hand_side(program: &mut Program, index: usize) {
         };
     }
     let scalars = std::mem::take(&mut statement.scalars);
+    let exponents = std::mem::take(&mut statement.exponents);
     let rank = lhs_vars.len();
     let tensor = program.insert_temporary(index, rank, |tensor, name| Statement {
         target: Target::NewTensor {
@@ -83,6 +84,7 @@ fn split_off_right_hand_side(program: &mut Program, index: usize) {
         lhs: lhs_vars.clone(),
         updates,
         scalars,
+        exponents,
         span,
     });
     let copy = Term {

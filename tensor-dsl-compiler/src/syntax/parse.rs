@@ -100,8 +100,16 @@ fn statement(input: ParseStream) -> syn::Result<Statement> {
     if input.peek(Token![let]) {
         return let_statement(input).map(Statement::Let);
     }
-    let place = place(input)?;
+    let dereferenced = input.peek(Token![*]);
+    let place = target_place(input)?;
     let indices = if input.peek(token::Bracket) {
+        if dereferenced {
+            return Err(syn::Error::new(
+                place.span,
+                "a tensor is written without `*`: `tensor!` reads and writes through references \
+                 itself, so write `t[i] = …` for `t: &mut Tensor<_>`",
+            ));
+        }
         Some(index_list(input)?)
     } else {
         None
@@ -168,6 +176,27 @@ fn assign_op(input: ParseStream) -> syn::Result<AssignOp> {
     }
 }
 
+/// A statement's target: a place, or a dereferenced one (`*r += …` for `r: &mut f64`), kept in
+/// parentheses so the expansion's method calls and borrows apply to the referent.
+fn target_place(input: ParseStream) -> syn::Result<Place> {
+    if !input.peek(Token![*]) {
+        return place(input);
+    }
+    let star: Token![*] = input.parse()?;
+    let referent = target_place(input)?;
+    let mut tokens = star.to_token_stream();
+    tokens.extend(referent.tokens);
+    let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, tokens);
+    group.set_span(star.span);
+    Ok(Place {
+        tokens: group.into_token_stream(),
+        text: format!("*{}", referent.text),
+        span: star.span,
+        root: referent.root,
+        bare_name: None,
+    })
+}
+
 /// `IDENT ('.' (IDENT | INTEGER))*`, also starting with `self`.
 fn place(input: ParseStream) -> syn::Result<Place> {
     let first: syn::Ident = if input.peek(Token![self]) {
@@ -215,14 +244,11 @@ fn place(input: ParseStream) -> syn::Result<Place> {
 
 fn index_list(input: ParseStream) -> syn::Result<IndexList> {
     let content;
-    let bracket = bracketed!(content in input);
-    let indices = content.parse_terminated(index, Token![,])?;
-    if indices.is_empty() {
-        return Err(syn::Error::new(
-            bracket.span.join(),
-            "empty index list `[]`: an access needs at least one index; write a scalar without brackets",
-        ));
-    }
+    bracketed!(content in input);
+    // `[]` is the access of a rank-0 tensor (one element).
+    let indices = whole_group(&content, |content| {
+        content.parse_terminated(index, Token![,])
+    })?;
     Ok(IndexList {
         indices: indices.into_iter().collect(),
     })
@@ -336,8 +362,10 @@ fn atom(input: ParseStream) -> syn::Result<Expr> {
     if lookahead.peek(token::Paren) {
         let content;
         let paren = parenthesized!(content in input);
-        let inner = Box::new(expr(&content)?);
-        expect_empty(&content)?;
+        let inner = whole_group(&content, |content| {
+            let inner = expr(content)?;
+            expect_empty(content).map(|()| Box::new(inner))
+        })?;
         Ok(Expr::Paren { paren, inner })
     } else if lookahead.peek(token::Brace) {
         let content;
@@ -358,11 +386,11 @@ fn atom(input: ParseStream) -> syn::Result<Expr> {
         let function: syn::Ident = input.parse()?;
         let content;
         let paren = parenthesized!(content in input);
-        let args = content.parse_terminated(expr, Token![,])?;
+        let args = whole_group(&content, arguments)?;
         Ok(Expr::Call {
             function,
             paren,
-            args: args.into_iter().collect(),
+            args,
         })
     } else if input.peek(syn::Ident) || lookahead.peek(Token![self]) {
         let place = place(input)?;
@@ -399,6 +427,36 @@ fn no_second_bracket(input: ParseStream, name: &str) -> syn::Result<()> {
         )));
     }
     Ok(())
+}
+
+/// `expr (',' expr)* ','?`: a missing comma is reported with the operators that could have
+/// continued the argument.
+fn arguments(input: ParseStream) -> syn::Result<Vec<Expr>> {
+    let mut args = Vec::new();
+    while !input.is_empty() {
+        args.push(expr(input)?);
+        if input.is_empty() {
+            break;
+        }
+        let lookahead = input.lookahead1();
+        if !lookahead.peek(Token![,]) {
+            expect_operator(lookahead)?;
+        }
+        let _: Token![,] = input.parse()?;
+    }
+    Ok(args)
+}
+
+/// Parses a delimited group's contents with `parse`; on an error, the rest of the group is
+/// consumed, so the error stays this statement's (tokens left in a group would make syn fail
+/// the whole block, and the statements after it would not be parsed).
+fn whole_group<T>(
+    content: ParseStream,
+    parse: impl FnOnce(ParseStream) -> syn::Result<T>,
+) -> syn::Result<T> {
+    parse(content).inspect_err(|_| {
+        let _ = content.parse::<TokenStream>();
+    })
 }
 
 fn expect_empty(input: ParseStream) -> syn::Result<()> {
@@ -508,20 +566,25 @@ mod tests {
             let c[i] = a[i] b[i];
             d[i] %= a[i];
             let e[i] = a[i];
-            let f = a[];
+            let f = a[-1];
+            let g = exp(a[i] b[i]) + (a[i] b[i]);
+            let h[i] = a[i];
         });
         assert_eq!(
             errors,
             [
                 "expected one of: `;`, `+`, `-`, `*`, `/`",
                 "expected one of: `+=`, `-=`, `*=`, `/=`, `=`",
-                "empty index list `[]`: an access needs at least one index; write a scalar without brackets",
+                "a fixed position counts from 0 at the start of its axis, so it cannot be negative: for the last element write the position as a Rust expression, such as `{n - 1}`",
+                "expected one of: `,`, `+`, `-`, `*`, `/`",
             ]
         );
         assert!(matches!(&parsed[0], Parsed::Failed { let_name: Some(name) } if name == "c"));
         assert!(matches!(&parsed[1], Parsed::Failed { let_name: None }));
         assert!(matches!(&parsed[2], Parsed::Ok(_)));
         assert!(matches!(&parsed[3], Parsed::Failed { let_name: Some(name) } if name == "f"));
+        assert!(matches!(&parsed[4], Parsed::Failed { let_name: Some(name) } if name == "g"));
+        assert!(matches!(&parsed[5], Parsed::Ok(_)));
     }
 
     #[test]

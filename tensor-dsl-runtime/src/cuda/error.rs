@@ -13,11 +13,19 @@ pub enum CudaError {
     /// `libnvrtc` (CUDA 13) could not be loaded: kernels cannot be compiled.
     NoNvrtc,
     /// No device with this ordinal.
-    NoDevice { ordinal: usize, count: usize },
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
     /// The simulator's C++ compiler failed (or is missing); the message holds its output.
     HostCompiler(String),
     /// NVRTC rejected a kernel; `log` is its log, with file:line and caret.
-    Compile { log: String },
+    Compile {
+        /// NVRTC's compilation log.
+        log: String,
+    },
     /// A driver, cuBLAS or simulator call failed.
     Driver(String),
     /// Tensors of different devices (or a device tensor and the simulator) in one statement.

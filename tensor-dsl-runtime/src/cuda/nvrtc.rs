@@ -11,6 +11,7 @@ use super::CudaError;
 
 /// A compiled module.
 pub struct Cubin {
+    /// The cubin's bytes, as the driver loads them.
     pub image: Vec<u8>,
     /// NVRTC's log, including ptxas's `-v` report.
     pub log: String,
@@ -21,8 +22,11 @@ pub struct Cubin {
 /// What ptxas reports for one function.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EntryUsage {
+    /// The entry point's (mangled) name.
     pub name: String,
+    /// Registers per thread.
     pub registers: u32,
+    /// Bytes spilled to local memory, stores plus loads.
     pub spill_bytes: u64,
 }
 

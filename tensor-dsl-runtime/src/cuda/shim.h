@@ -38,6 +38,18 @@ static void trampoline() {
 }
 }  // namespace tdsl_sim
 
+// CUDA's bit reinterpretations, for `powi` exponents carried in a scalar slot.
+static inline int __float_as_int(float x) {
+    int n;
+    std::memcpy(&n, &x, sizeof n);
+    return n;
+}
+static inline int __double2loint(double x) {
+    long long n;
+    std::memcpy(&n, &x, sizeof n);
+    return (int)(unsigned int)(n & 0xffffffffLL);
+}
+
 static void __syncthreads() {
     tdsl_sim::Fiber* self = tdsl_sim::current;
     swapcontext(&self->context, &tdsl_sim::scheduler);
