@@ -1,29 +1,35 @@
-//! Tensor algebra in Einstein notation, compiled at build time.
-//!
-//! ```
-//! use tensor_dsl::{tensor, Tensor};
-//!
-//! let a = Tensor::<f64>::from_fn([2, 3, 4], |ix| (ix[0] + ix[1] * ix[2]) as f64);
-//! let b = Tensor::<f64>::from_fn([3, 5, 4], |ix| (ix[0] * ix[1] + ix[2]) as f64);
-//! tensor! {
-//!     let c[i, j] = a[i, k, l] * b[k, j, l];   // sums over k and l
-//!     let norm2 = c[i, j] * c[i, j];
-//! }
-//! assert_eq!(c.shape(), &[2, 5]);
-//! assert!(norm2 > 0.0);
-//! ```
-//!
-//! The language is described in the README: `let` of a new tensor or scalar, `=`, `+=` and
-//! `-=` into existing tensors and scalars, summation over every right-hand index missing from
-//! the left, broadcasting, diagonals and traces, element-wise functions. Mistakes found at
-//! compile time are listed, with what rustc prints for each, in [`compile_errors`]; shape
-//! errors found at run time panic at the macro call (`tensor!`) or return a [`ShapeError`]
-//! (`try_tensor!`).
+#![doc = include_str!("../docs/language.md")]
+#![deny(missing_docs)]
 
 // Lets generated code name `::tensor_dsl::__private` inside this crate's own tests too.
 extern crate self as tensor_dsl;
 
-pub use tensor_dsl_macros::{tensor, try_tensor};
+/// Runs a block of tensor statements, written in the language the [crate documentation](crate)
+/// describes. Shape errors found at run time panic here, before anything is written.
+///
+/// ```
+/// use tensor_dsl::{tensor, Tensor};
+///
+/// let a = Tensor::<f32>::from_fn([3, 2], |ix| (ix[0] + ix[1]) as f32);
+/// tensor! { let gram[i, j] = a[k, i] * a[k, j]; }
+/// assert_eq!(gram.as_slice(), &[5.0, 8.0, 8.0, 14.0]);
+/// ```
+pub use tensor_dsl_macros::tensor;
+
+/// Like [`tensor!`], but a run-time shape error returns `Err(ShapeError.into())` from the
+/// enclosing function, before anything is written.
+///
+/// ```
+/// use tensor_dsl::{try_tensor, ShapeError, Tensor};
+///
+/// fn outer(x: &Tensor<f64>, y: &Tensor<f64>) -> Result<Tensor<f64>, ShapeError> {
+///     try_tensor! { let o[i, j] = x[i] * y[j]; }
+///     Ok(o)
+/// }
+/// assert_eq!(outer(&Tensor::ones([2]), &Tensor::ones([3]))?.shape(), &[2, 3]);
+/// # Ok::<(), ShapeError>(())
+/// ```
+pub use tensor_dsl_macros::try_tensor;
 
 #[doc(hidden)]
 pub use tensor_dsl_macros::__tensor_unoptimized;

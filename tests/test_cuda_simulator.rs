@@ -258,8 +258,28 @@ fn powi_exponents_computed_by_rust_reach_the_kernel_exactly() {
         tensor! { let dp[i] = {w} * powi(da[i, j], n) + powi(da[i, j], {n - 1}); }
         assert_close(&p, &dp);
     }
-    // f32 slots carry exponents past 2^24 with their parity.
-    let (odd, even) = (i32::MAX, i32::MIN);
-    tensor! { let ds[i] = powi(dsigns[i], odd) - powi(dsigns[i], even); }
-    assert_eq!(ds.to_host().unwrap().as_slice(), &[-2.0f32, 0.0, -2.0, 0.0]);
+    // An exponent travels in an f32 slot as its bits, whatever float those bits would be: a
+    // subnormal (small positive), a signalling NaN (-4194305, 2139095042), a quiet NaN
+    // (i32::MAX), negative zero (i32::MIN). Parity shows whether it arrived unchanged.
+    let cases = [(3, 2), (-4_194_305, 2_139_095_042), (i32::MAX, i32::MIN)];
+    for (odd, even) in cases {
+        tensor! { let ds[i] = powi(dsigns[i], odd) - powi(dsigns[i], even); }
+        assert_eq!(
+            ds.to_host().unwrap().as_slice(),
+            &[-2.0f32, 0.0, -2.0, 0.0],
+            "{odd}, {even}"
+        );
+    }
+    // A signalling-NaN pattern whose quieting would turn -4194306 into -2.
+    let near_one = Tensor::from_shape_vec([2], vec![1.0f32 - f32::EPSILON / 2.0, 2.0]).unwrap();
+    let dnear = CudaTensor::from_host(&device, &near_one).unwrap();
+    let n = -4_194_306;
+    tensor! { let dq[i] = powi(dnear[i], n); }
+    let dq = dq.to_host().unwrap();
+    let expected = (f64::from(near_one[[0]])).powi(n);
+    assert!(
+        (f64::from(dq[[0]]) - expected).abs() < 1e-3 * expected,
+        "{dq} vs {expected}"
+    );
+    assert_eq!(dq[[1]], 0.0);
 }

@@ -43,6 +43,11 @@ pub trait Element:
     /// CUDA kernel reads it back from its argument block; not a numeric conversion.
     #[doc(hidden)]
     fn from_exponent_bits(exponent: i32) -> Self;
+    /// The value's bits (zero-extended for `f32`), as a CUDA kernel's argument block holds it:
+    /// a copy of the bits, so a `powi` exponent's pattern (a NaN or a subnormal as a float)
+    /// arrives as it was made.
+    #[doc(hidden)]
+    fn to_bits_u64(self) -> u64;
     /// `exp(x)` in the language: eˣ.
     fn exp(self) -> Self;
     /// `ln(x)`: the natural logarithm.
@@ -144,6 +149,10 @@ macro_rules! impl_element {
             fn from_exponent_bits(exponent: i32) -> Self {
                 // Bits are moved, never computed with, so they arrive unchanged (even as a NaN).
                 $t::from_bits((exponent as u32).into())
+            }
+            #[inline(always)]
+            fn to_bits_u64(self) -> u64 {
+                self.to_bits().into()
             }
             unsafe fn gemm(
                 m: usize,

@@ -105,8 +105,10 @@ pub(crate) fn slice(
             "range {range:?} is outside axis {axis} of extent {extent} (shape {shape:?})"
         ));
     }
+    // Wrapping: in a layout with elements the product is an offset inside its buffer, and in
+    // one without (another axis of extent 0) it is never used to address anything.
     Ok((
-        range.start as isize * strides[axis],
+        (range.start as isize).wrapping_mul(strides[axis]),
         range.end - range.start,
     ))
 }

@@ -16,6 +16,8 @@ use crate::step::Mode;
 /// (constants in the type, so offsets fold at compile time).
 pub struct StaticAccess<'a, T, E> {
     data: *const T,
+    /// How many elements the access's own layout addresses (its shape's product).
+    elements: usize,
     _borrow: PhantomData<&'a T>,
     _extents: PhantomData<fn() -> E>,
 }
@@ -23,14 +25,18 @@ pub struct StaticAccess<'a, T, E> {
 /// Write access to a target laid out as its extents type `E` says (see [`StaticAccess`]).
 pub struct StaticTarget<'a, T, E> {
     data: *mut T,
+    /// How many elements the target's own layout addresses (its shape's product).
+    elements: usize,
     _borrow: PhantomData<&'a std::cell::Cell<T>>,
     _extents: PhantomData<fn() -> E>,
 }
 
 /// The first element of a layout checked to match extents type `E` (the layout value only
-/// names it: its public fields are not trusted), if it does: the same rank and extents, `E`'s
-/// row-major strides, host memory, and all of `E`'s elements inside the buffer. Then the
-/// layout addresses exactly those elements, contiguous from the first.
+/// names it: its public fields are not trusted), and how many elements it addresses, if it
+/// does: the same rank, extents and strides as `E`'s, those strides row-major for the real
+/// shape, host memory, and all of its elements inside the buffer. Then the layout addresses
+/// exactly those elements, contiguous from the first. Nothing rests on `E`'s constants being
+/// consistent with each other: the count and the row-major rule are computed from the shape.
 #[inline(always)]
 fn matching_start<E: ExtentsType>(
     _layout: &StaticLayout<E>,
@@ -39,24 +45,29 @@ fn matching_start<E: ExtentsType>(
     offset: isize,
     len: usize,
     memory: Memory,
-) -> Option<usize> {
+) -> Option<(usize, usize)> {
     let rank = shape.len();
     if !E::STATIC || memory != Memory::Host || rank != E::RANK || rank > MAX_STATIC_RANK {
         return None;
     }
-    for axis in 0..rank {
+    // Innermost axis first: each stride must be the product of the extents inside it.
+    let mut elements = 1usize;
+    for axis in (0..rank).rev() {
         let stride = isize::try_from(E::STRIDES[axis]).ok()?;
-        if shape[axis] != E::EXTENTS[axis] || strides[axis] != stride {
+        let row_major = isize::try_from(elements).ok()?;
+        if shape[axis] != E::EXTENTS[axis] || strides[axis] != stride || stride != row_major {
             return None;
         }
+        elements = elements.checked_mul(shape[axis])?;
     }
     let start = usize::try_from(offset).ok()?;
-    (start.checked_add(E::ELEMENTS)? <= len).then_some(start)
+    (start.checked_add(elements)? <= len).then_some((start, elements))
 }
 
 /// `Σ index[k]·strides[k]` over `E`'s strides, if every position lies inside its axis (each
-/// compared with its own extent, which the compiler proves from the loop bounds it runs in);
-/// then the offset is below `E::ELEMENTS`.
+/// compared with its own extent, which the compiler proves from the loop bounds it runs in).
+/// For a layout `matching_start` accepted (extents and row-major strides equal to `E`'s), the
+/// offset is then below the layout's element count.
 #[inline(always)]
 fn element_offset<E: ExtentsType, const R: usize>(index: [usize; R]) -> Option<usize> {
     if R != E::RANK || R > MAX_STATIC_RANK {
@@ -67,8 +78,9 @@ fn element_offset<E: ExtentsType, const R: usize>(index: [usize; R]) -> Option<u
         if position >= E::EXTENTS[axis] {
             return None;
         }
-        // No overflow: the sum is at most E::ELEMENTS - 1.
-        offset += position * E::STRIDES[axis];
+        // Wrapping only matters for an `E` no accepted layout has; for those offsets stay
+        // below the element count, which fits in `usize`.
+        offset = position.wrapping_mul(E::STRIDES[axis]).wrapping_add(offset);
     }
     Some(offset)
 }
@@ -80,7 +92,7 @@ impl<'a, T> Access<'a, T> {
         &self,
         layout: StaticLayout<E>,
     ) -> Option<StaticAccess<'a, T, E>> {
-        let start = matching_start(
+        let (start, elements) = matching_start(
             &layout,
             self.shape,
             self.strides,
@@ -89,8 +101,9 @@ impl<'a, T> Access<'a, T> {
             self.memory,
         )?;
         Some(StaticAccess {
-            // In bounds: `start + E::ELEMENTS <= len` was checked.
+            // In bounds: `start + elements <= len` was checked.
             data: self.data.wrapping_add(start),
+            elements,
             _borrow: PhantomData,
             _extents: PhantomData,
         })
@@ -104,7 +117,7 @@ impl<'a, T> TargetAccess<'a, T> {
         &self,
         layout: StaticLayout<E>,
     ) -> Option<StaticTarget<'a, T, E>> {
-        let start = matching_start(
+        let (start, elements) = matching_start(
             &layout,
             self.shape,
             self.strides,
@@ -114,6 +127,7 @@ impl<'a, T> TargetAccess<'a, T> {
         )?;
         Some(StaticTarget {
             data: self.data.wrapping_add(start),
+            elements,
             _borrow: PhantomData,
             _extents: PhantomData,
         })
@@ -127,10 +141,10 @@ impl<T: Copy, E: ExtentsType> StaticAccess<'_, T, E> {
         let Some(offset) = element_offset::<E, R>(index) else {
             panic!("tensor-dsl bug: a written-out loop read outside its operand")
         };
-        // SAFETY: `as_static` made `data` the first of `E::ELEMENTS` values that the access's
+        // SAFETY: `as_static` made `data` the first of `elements` values that the access's
         // own layout addresses (its shape and strides equal `E`'s, all inside its buffer), so
         // they are valid for reads while the access's borrow lives; every position was just
-        // checked against its extent, so `offset < E::ELEMENTS`. Reads go through the raw
+        // checked against its extent, so `offset < elements`. Reads go through the raw
         // pointer, so a target writing the same buffer in place makes no reference alias, and
         // the type is not `Send`: one thread uses it.
         unsafe { self.data.add(offset).read() }
@@ -145,7 +159,7 @@ impl<T: Element, E: ExtentsType> StaticTarget<'_, T, E> {
         let Some(offset) = element_offset::<E, R>(index) else {
             panic!("tensor-dsl bug: a written-out loop wrote outside its target")
         };
-        // SAFETY: as in `StaticAccess::load`: the `E::ELEMENTS` values from `data` are the
+        // SAFETY: as in `StaticAccess::load`: the `elements` values from `data` are the
         // target's own, valid for reads and writes while its (exclusive or writable-view)
         // borrow lives, and only this thread uses them (the type is neither `Send` nor
         // `Sync`).
@@ -166,10 +180,10 @@ impl<T: Element, E: ExtentsType> StaticTarget<'_, T, E> {
     pub fn overlaps<F: ExtentsType>(&self, operand: &StaticAccess<'_, T, F>) -> bool {
         let size = std::mem::size_of::<T>();
         let (written, read) = (self.data as usize, operand.data as usize);
-        E::ELEMENTS > 0
-            && F::ELEMENTS > 0
-            && read < written.wrapping_add(E::ELEMENTS * size)
-            && written < read.wrapping_add(F::ELEMENTS * size)
+        self.elements > 0
+            && operand.elements > 0
+            && read < written.wrapping_add(self.elements * size)
+            && written < read.wrapping_add(operand.elements * size)
     }
 }
 

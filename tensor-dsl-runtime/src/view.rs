@@ -73,7 +73,7 @@ impl RawLayout {
             Ok(sliced) => sliced,
             Err(error) => panic!("{error}"),
         };
-        self.offset += shift;
+        self.offset = self.offset.wrapping_add(shift);
         self.shape[axis] = extent;
         self
     }

@@ -1,6 +1,7 @@
 //! Names → ids: each access gets the tensor binding it reads (a `let` of the block shadows the
-//! name for later statements, as in Rust), scalars are numbered in evaluation order, top-level
-//! terms are flattened. Reports the mistakes visible while resolving: unknown functions, wrong
+//! name for later statements, as in Rust), scalars are numbered in evaluation order (then the
+//! statement's computed `powi` exponents, evaluated after its scalars), top-level terms are
+//! flattened. Reports the mistakes visible while resolving: unknown functions, wrong
 //! arity, fixed positions on a `let`, a name used both as an index and as a tensor or scalar.
 //!
 //! A proc macro cannot compare hygiene, so names are grouped by their text (`r#v` is `v`), and

@@ -145,11 +145,13 @@ impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
             Mode::Scale(beta) => beta,
             Mode::Assign | Mode::Add => T::ZERO,
         };
+        // Elements are copied as bits, never converted: a slot may carry a `powi` exponent.
         let mut element = |value: T| {
+            let bits = value.to_bits_u64();
             if std::mem::size_of::<T>() == 4 {
-                out.extend_from_slice(&(value.to_f64() as f32).to_ne_bytes());
+                out.extend_from_slice(&(bits as u32).to_ne_bytes());
             } else {
-                out.extend_from_slice(&value.to_f64().to_ne_bytes());
+                out.extend_from_slice(&bits.to_ne_bytes());
             }
         };
         element(step.alpha);
