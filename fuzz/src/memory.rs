@@ -1,6 +1,8 @@
 //! The memory both interpreters start from: one backing buffer per input (an alias has none:
 //! it names its original's), and each input's layout over it.
 
+use tensor_dsl_compiler::ir::Exponent;
+
 use crate::block::{Block, InputKind, ViewSpec, PADDING};
 
 /// Where a tensor's elements live: `buffer[offset + Σ index[k]·strides[k]]`.
@@ -140,6 +142,14 @@ fn view_backing(
         },
         layout,
     )
+}
+
+/// A `powi` exponent's value: generated blocks write exponents as literals only.
+pub fn literal_exponent(exponent: Exponent) -> i32 {
+    match exponent {
+        Exponent::Literal(value) => value,
+        Exponent::Computed(_) => panic!("generated blocks write powi exponents as literals"),
+    }
 }
 
 /// The value of a Rust scalar or computed position as the generator writes them: a name, or

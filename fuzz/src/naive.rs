@@ -533,7 +533,7 @@ fn near_zero(x: Value) -> bool {
 pub fn call(function: Function, args: &[Value]) -> Value {
     let (x, m) = args[0];
     let singular = matches!(function, Function::Ln | Function::Sqrt)
-        || matches!(function, Function::Powi(n) if n < 0);
+        || matches!(function, Function::Powi(n) if memory::literal_exponent(n) < 0);
     if singular && near_zero(args[0]) {
         let value = call(function, &[(x, 0.0)]).0;
         return (value, f64::INFINITY);
@@ -562,6 +562,7 @@ pub fn call(function: Function, args: &[Value]) -> Value {
         Function::Max => (x.max(args[1].0), m.max(args[1].1)),
         Function::Min => (x.min(args[1].0), m.max(args[1].1)),
         Function::Powi(n) => {
+            let n = memory::literal_exponent(n);
             let value = x.powi(n);
             let derivative = f64::from(n) * x.powi(n - 1);
             (value, amplify(derivative, m) + value.abs())

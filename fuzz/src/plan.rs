@@ -267,7 +267,7 @@ impl Body {
                     Function::Tanh => a.tanh(),
                     Function::Max => a.max(args[1].eval(x)),
                     Function::Min => a.min(args[1].eval(x)),
-                    Function::Powi(n) => a.powi(*n),
+                    Function::Powi(n) => a.powi(crate::memory::literal_exponent(*n)),
                 }
             }
         }
