@@ -1,7 +1,7 @@
 //! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
 
 pub use crate::access::{
-    Access, Detached, Operand, TargetAccess, TargetOwned, TargetShared, Witness,
+    Access, Detached, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, TargetShared, Witness,
 };
 pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
 #[cfg(feature = "cuda")]
@@ -147,9 +147,30 @@ pub fn stub_any<T>() -> T {
 pub fn operand_like<'a, W, X>(_witness: &W, operand: &'a X) -> Access<'a, W::Elem>
 where
     W: Witness + ?Sized,
-    X: Operand<Elem = W::Elem> + ?Sized,
+    X: Operand + ?Sized,
+    X::Elem: ElementsOf<W::Elem>,
 {
-    operand.__tdsl_operand()
+    ElementsOf::access(operand.__tdsl_operand())
+}
+
+/// Implemented only by `T` for `T`: every tensor of a statement has the statement's element
+/// type. (A bound on the element type itself, rather than `Operand<Elem = T>`, makes a mismatch
+/// this message instead of rustc's "type mismatch resolving".)
+#[diagnostic::on_unimplemented(
+    message = "this tensor's elements are `{Self}`, but the statement's elements are `{T}`",
+    label = "expected elements of `{T}`, found `{Self}`",
+    note = "one statement computes in one element type: convert the tensor first, such as with `.mapv(|x| x as {T})`"
+)]
+pub trait ElementsOf<T>: Sized {
+    /// The access, unchanged: `Self` is `T`.
+    fn access(access: Access<'_, Self>) -> Access<'_, T>;
+}
+
+impl<T> ElementsOf<T> for T {
+    #[inline(always)]
+    fn access(access: Access<'_, T>) -> Access<'_, T> {
+        access
+    }
 }
 
 /// What a `tensor!` expansion binds under the first token of a name to prove that a later token

@@ -353,6 +353,36 @@ impl<T: Element> TargetShared for TensorViewMut<'_, T> {
     }
 }
 
+/// Read-only views named as targets: the method exists so that the mistake is reported as
+/// [`WritableView`]'s message on the view's token, rather than as a method rustc cannot find;
+/// its bound is never met, so it is never called.
+pub trait ReadOnlyTarget {
+    /// The element type.
+    type Elem: Element;
+    /// Never callable (see the trait).
+    fn __tdsl_target(&self) -> TargetAccess<'_, Self::Elem>
+    where
+        Self: WritableView;
+}
+
+/// Implemented by no type: the bound that makes a read-only view as a target a type error.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is read-only, so it cannot be the target of a `tensor!` statement",
+    label = "a read-only view",
+    note = "write into a writable view (`t.view_mut()`), a `&mut` tensor or an owned tensor"
+)]
+pub trait WritableView {}
+
+impl<T: Element> ReadOnlyTarget for TensorView<'_, T> {
+    type Elem = T;
+    fn __tdsl_target(&self) -> TargetAccess<'_, T>
+    where
+        Self: WritableView,
+    {
+        unreachable!("no type implements WritableView")
+    }
+}
+
 /// Anything that names the element type `T` of a statement, so literals can be made in `T`.
 pub trait Witness {
     /// The element type.

@@ -6,7 +6,7 @@
 
 use ndarray::{ArrayBase, ArrayD, Data, DataMut, Dimension, IxDyn, RawData};
 
-use crate::access::{Access, Operand, TargetAccess, TargetOwned};
+use crate::access::{Access, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, WritableView};
 use crate::element::Element;
 use crate::extents::{Dynamic, StaticRank};
 use crate::tensor::Tensor;
@@ -81,6 +81,17 @@ where
         let first = self.as_mut_ptr();
         let (data, len, offset) = span(first.cast_const(), self.shape(), self.strides());
         TargetAccess::new(data.cast_mut(), len, self.shape(), self.strides(), offset)
+    }
+}
+
+/// An `ArrayView` named as a target is a type error on its token (see [`ReadOnlyTarget`]).
+impl<A: Element, D: Dimension> ReadOnlyTarget for ArrayBase<ndarray::ViewRepr<&A>, D> {
+    type Elem = A;
+    fn __tdsl_target(&self) -> TargetAccess<'_, A>
+    where
+        Self: WritableView,
+    {
+        unreachable!("no type implements WritableView")
     }
 }
 

@@ -121,7 +121,7 @@ pub fn emit_statement(
                     #layouts
                     #is_static
                     let #target = {
-                        use #p::{TargetOwned as _, TargetShared as _};
+                        use #p::{ReadOnlyTarget as _, TargetOwned as _, TargetShared as _};
                         #place.#write_method()
                     };
                     #operands
