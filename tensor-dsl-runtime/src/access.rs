@@ -354,7 +354,7 @@ impl<T: Element> TargetShared for TensorViewMut<'_, T> {
 }
 
 /// Read-only views named as targets: the method exists so that the mistake is reported as
-/// [`WritableView`]'s message on the view's token, rather than as a method rustc cannot find;
+/// `WritableView`'s message on the view's token, rather than as a method rustc cannot find;
 /// its bound is never met, so it is never called.
 pub trait ReadOnlyTarget {
     /// The element type.
