@@ -110,7 +110,7 @@ pub struct TargetAccess<'a, T> {
     pub(crate) memory: Memory,
     /// Made from a `&mut` borrow of the whole tensor for the statement (see
     /// [`TargetAccess::exclusive`]).
-    exclusive: bool,
+    pub(crate) exclusive: bool,
     _borrow: PhantomData<&'a std::cell::Cell<T>>,
 }
 
