@@ -155,13 +155,20 @@ fn explain(options: &Options) -> Result<String, String> {
     Ok(out)
 }
 
-/// `$k = tokens` for each Rust scalar of each statement, as the IR and plan name them.
+/// `$k = tokens` for each Rust scalar and `#k = tokens` for each computed `powi` exponent of
+/// each statement, as the IR and plan name them.
 fn scalar_legend(plan: &lower::Plan) -> String {
     let mut out = String::new();
     for (s, statement) in plan.program.statements.iter().enumerate() {
         for (k, scalar) in statement.scalars.iter().enumerate() {
             let tokens = scalar.tokens.to_string();
             out.push_str(&format!("  statement {s}: ${k} = {tokens}\n"));
+        }
+        for (k, exponent) in statement.exponents.iter().enumerate() {
+            let tokens = exponent.tokens.to_string();
+            out.push_str(&format!(
+                "  statement {s}: #{k} = {tokens} (a powi exponent)\n"
+            ));
         }
     }
     out
@@ -333,6 +340,12 @@ mod tests {
             "{report}"
         );
         assert!(report.contains("statement 0: $1 = beta"), "{report}");
+        let report = explain(&options("let p[i] = powi(a[i], -n);", &[])).unwrap();
+        assert!(report.contains("powi(a[i], #0)"), "{report}");
+        assert!(
+            report.contains("statement 0: #0 = - (n) (a powi exponent)"),
+            "{report}"
+        );
     }
 
     #[test]
