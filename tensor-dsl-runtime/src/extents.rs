@@ -14,10 +14,10 @@ use crate::tensor::Tensor;
 /// time. Generated code skips the run-time checks such extents already passed at compile time,
 /// and runs small statements over them as plain loops with constant bounds.
 ///
-/// Static extents also promise the layout: row-major and contiguous from the access's first
-/// element, a nested array's. Loops written out over them compute offsets from these constants
-/// (still checked against the buffer, so a type that breaks the promise reads wrong elements,
-/// never out of bounds).
+/// Static extents also state the layout: row-major and contiguous from the access's first
+/// element, a nested array's. Loops written out over them compute offsets from these constants,
+/// but only for an access whose real shape and strides were checked to be exactly these (see
+/// `static_access.rs`); a type whose tensors are laid out otherwise takes the general kernels.
 pub trait ExtentsType {
     /// Every extent is part of the type.
     const STATIC: bool;
@@ -25,8 +25,6 @@ pub trait ExtentsType {
     const EXTENTS: [usize; MAX_STATIC_RANK] = [0; MAX_STATIC_RANK];
     /// The row-major strides of [`EXTENTS`](Self::EXTENTS).
     const STRIDES: [usize; MAX_STATIC_RANK] = [0; MAX_STATIC_RANK];
-    /// The number of elements of static extents.
-    const ELEMENTS: usize = 0;
     /// The rank of static extents.
     const RANK: usize = 0;
 }
@@ -148,7 +146,6 @@ macro_rules! static_extents {
             const STATIC: bool = true;
             const EXTENTS: [usize; MAX_STATIC_RANK] = pad([$($extent),+]);
             const STRIDES: [usize; MAX_STATIC_RANK] = pad(row_major([$($extent),+]));
-            const ELEMENTS: usize = 1 $(* $extent)+;
             const RANK: usize = $rank;
         }
 
@@ -254,9 +251,9 @@ let_result!(tensor [A, B] Y3);
 let_result!(tensor [A, B, C]);
 
 /// What a tensor's type says of its layout, as values the compiler folds: whether every extent
-/// is static, and if so the extents and row-major strides (see [`ExtentsType`]). Loops written
-/// out over static tensors take bounds and offsets from here rather than from the tensor's
-/// shape slices, whose contents the optimizer may not see. It carries the extents type `E`, so
+/// is static, and if so the extents (see [`ExtentsType`]). The prelude takes the extents of
+/// static tensors from here rather than from their shape slices, whose contents the optimizer
+/// may not see. It carries the extents type `E`, so
 /// the compile-time checks of ranks and extents go through it: a value that is no tensor is
 /// reported once, where its layout is read, and nothing built on its layout adds errors.
 pub struct StaticLayout<E> {
@@ -264,12 +261,6 @@ pub struct StaticLayout<E> {
     pub is_static: bool,
     /// The extents, outermost first (0 past the rank).
     pub extents: [usize; MAX_STATIC_RANK],
-    /// Row-major strides of `extents`.
-    pub strides: [usize; MAX_STATIC_RANK],
-    /// The number of elements, contiguous from the tensor's first.
-    pub elements: usize,
-    /// The rank (0 for dynamic extents).
-    pub rank: usize,
     extents_type: PhantomData<fn() -> E>,
 }
 
@@ -286,9 +277,6 @@ impl<E: ExtentsType> StaticLayout<E> {
     pub const OF: Self = StaticLayout {
         is_static: E::STATIC,
         extents: E::EXTENTS,
-        strides: E::STRIDES,
-        elements: E::ELEMENTS,
-        rank: E::RANK,
         extents_type: PhantomData,
     };
 }
@@ -300,5 +288,4 @@ pub struct Extents0;
 
 impl ExtentsType for Extents0 {
     const STATIC: bool = true;
-    const ELEMENTS: usize = 1;
 }

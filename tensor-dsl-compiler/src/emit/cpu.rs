@@ -454,15 +454,18 @@ impl StatementEmitter<'_> {
         let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
         let n_out = lhs_vars.len();
         let extents: Vec<&Ident> = loops.iter().map(|var| self.extent(var)).collect();
+        let loop_of = |var: &IndexVar| {
+            loops
+                .iter()
+                .position(|loop_var| *loop_var == var)
+                .expect("every index of a step is one of its loops")
+        };
         let axes = |slots: &[Slot]| -> Vec<TokenStream> {
             slots
                 .iter()
                 .map(|slot| match slot {
                     Slot::Var(var) => {
-                        let position = loops
-                            .iter()
-                            .position(|loop_var| *loop_var == var)
-                            .expect("every index of a step is one of its loops");
+                        let position = loop_of(var);
                         hygienic!(#p::Axis::Loop(#position))
                     }
                     Slot::Fixed(position) => {
@@ -478,13 +481,7 @@ impl StatementEmitter<'_> {
             slots
                 .iter()
                 .map(|slot| match slot {
-                    Slot::Var(var) => {
-                        let position = loops
-                            .iter()
-                            .position(|loop_var| *loop_var == var)
-                            .expect("every index of a step is one of its loops");
-                        hidden_numbered("__l", position).into_token_stream()
-                    }
+                    Slot::Var(var) => hidden_numbered("__l", loop_of(var)).into_token_stream(),
                     Slot::Fixed(position) => position_expr(*position),
                 })
                 .collect()
