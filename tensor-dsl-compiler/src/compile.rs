@@ -43,12 +43,11 @@ pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
 
 /// Expands a block with an explicit configuration.
 pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
-    let mut errors = Errors::new();
-    let parsed = syntax::parse_block(input, &mut errors);
-    let program = check::check(&parsed, &mut errors);
-    if let Err(error) = errors.into_result() {
-        return emit::fallback(&parsed, error, &config.runtime);
-    }
+    let (parsed, checked) = parse_and_check(input);
+    let program = match checked {
+        Ok(program) => program,
+        Err(error) => return emit::fallback(&parsed, error, &config.runtime),
+    };
     let program = passes::run(program, config.optimize);
     let plan = lower::lower(program);
     emit::emit(&plan, config.flavor, &config.runtime, config.cuda)
@@ -56,10 +55,17 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
 
 /// Parses and checks a block: the IR in einsum notation, or every error of the block.
 pub fn front_end(input: TokenStream) -> syn::Result<ir::Program> {
+    parse_and_check(input).1
+}
+
+/// The two stages that can fail, run once: what was parsed (a failed block's stub expansion
+/// is made from it) and the checked IR, or every error of both stages together.
+fn parse_and_check(input: TokenStream) -> (Vec<syntax::Parsed>, syn::Result<ir::Program>) {
     let mut errors = Errors::new();
     let parsed = syntax::parse_block(input, &mut errors);
     let program = check::check(&parsed, &mut errors);
-    errors.into_result().map(|()| program)
+    let checked = errors.into_result().map(|()| program);
+    (parsed, checked)
 }
 
 /// Every stage's output for one block, for the `explain` tool and snapshot tests.

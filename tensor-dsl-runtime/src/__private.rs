@@ -1,24 +1,24 @@
 //! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
 
-pub use crate::access::{
-    Access, Detached, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, TargetShared, Witness,
-};
-pub use crate::check::{check_position, check_rank, expect, unify, Occurrence};
-#[cfg(feature = "cuda")]
-pub use crate::cuda::backend::{same_backend, Backend, Host, HostBackend, OwnBackend, Probe};
-#[cfg(feature = "cuda")]
-pub use crate::cuda::Kernel;
 pub use crate::element::Element;
 pub use crate::error::ShapeError;
-pub use crate::extents::{
-    AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, LetResult, StaticLayout,
-    MAX_STATIC_RANK,
+pub use crate::exec::backend::{
+    same_backend, Backend, Host, HostBackend, OwnBackend, Probe, StepModule,
 };
-pub use crate::gemm::contract;
-pub use crate::kernel::evaluate;
-pub use crate::network::{contract_network, PlanCache};
-pub use crate::static_access::{StaticAccess, StaticTarget};
-pub use crate::step::{Axis, Mode, Step, TargetUse, Use};
+pub use crate::exec::gemm::contract;
+pub use crate::exec::loop_nest::evaluate;
+pub use crate::exec::network::{contract_network, PlanCache};
+pub use crate::exec::step::{Axis, Step, TargetUse, Use};
+pub use crate::operand::access::{
+    Access, Detached, Mode, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, TargetShared,
+    Witness,
+};
+pub use crate::operand::array::LetResult;
+pub use crate::operand::check::{check_position, check_rank, expect, unify, Occurrence};
+pub use crate::operand::extents::{
+    AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, StaticLayout, MAX_STATIC_RANK,
+};
+pub use crate::operand::static_access::{StaticAccess, StaticTarget};
 pub use crate::tensor::Tensor;
 
 /// A numeric literal as a value of the statement's element type.

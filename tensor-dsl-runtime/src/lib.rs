@@ -17,44 +17,29 @@
 
 #![deny(missing_docs)]
 
-mod access;
-mod array;
-mod check;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod element;
 mod error;
-mod extents;
-mod gemm;
-mod kernel;
-#[cfg(feature = "ndarray")]
-mod ndarray_interop;
-#[doc(hidden)]
-pub mod network;
-mod scratch;
-#[cfg(feature = "serde")]
-mod serde_impl;
-mod shape;
-mod static_access;
-mod step;
+mod exec;
+mod operand;
 mod tensor;
-mod view;
 
 #[doc(hidden)]
 pub mod __private;
+#[doc(hidden)]
+pub use exec::network;
 
 pub use element::Element;
 pub use error::{ShapeError, ShapeErrorKind};
-pub use extents::{
+pub use operand::extents::{
     Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, ExtentsType, StaticRank,
 };
 #[cfg(feature = "ndarray")]
-pub use ndarray_interop::NdExtents;
-pub use shape::IntoShape;
-pub use tensor::Tensor;
-pub use view::{TensorView, TensorViewMut};
+pub use operand::ndarray::NdExtents;
+pub use tensor::{IntoShape, Tensor, TensorView, TensorViewMut};
 
 /// Iterators over the elements of views (ndarray's module name).
 pub mod iter {
-    pub use crate::view::Iter;
+    pub use crate::tensor::Iter;
 }

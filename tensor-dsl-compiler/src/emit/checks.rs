@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote_spanned;
 
-use super::{hidden_numbered, private, private_at, tensor_expr, Flavor};
+use super::{hidden_numbered, tensor_expr, Context, Flavor};
 use crate::ir::{
     Access, IndexVar, Position, Program, SameBinding, Slot, Target, TensorId, TensorOrigin,
 };
@@ -19,10 +19,10 @@ pub struct Checks {
     pub extents: HashMap<(usize, String), Ident>,
 }
 
-pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
-    let p = private();
+pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
+    let p = cx.private();
     let mut tokens = TokenStream::new();
-    let check = |call: TokenStream| match flavor {
+    let check = |call: TokenStream| match cx.flavor {
         Flavor::Panic => hygienic!(#p::expect(#call)),
         Flavor::Fallible => hygienic! {
             match #call {
@@ -53,7 +53,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
             let rank_check = check(hygienic!(#p::check_rank(#access, #name, #shape, #rank)));
             // On the tensor's first access, so a value that is no tensor is reported there.
             let span = first_access_span(program, id).unwrap_or_else(Span::mixed_site);
-            let at = private_at(span);
+            let at = cx.private_at(span);
             let read_shape = quote_spanned!(span=> #at::shape_of(&#expr));
             // A static rank was checked at compile time (`static_rank_check`).
             tokens.extend(hygienic! {
@@ -78,7 +78,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
         }
         for access in &accesses {
             if static_check_applies(program, access.tensor) && rank_checked.insert(access.tensor) {
-                tokens.extend(static_rank_check(access));
+                tokens.extend(static_rank_check(cx, access));
             }
             for (axis, slot) in access.slots.iter().enumerate() {
                 if let Slot::Fixed(position) = slot {
@@ -101,6 +101,7 @@ pub fn emit_checks(program: &Program, flavor: Flavor) -> Checks {
                             match first_static {
                                 None => first_static = Some((access.tensor, axis)),
                                 Some(first) => tokens.extend(static_extent_check(
+                                    cx,
                                     first,
                                     (access.tensor, axis),
                                     used,
@@ -197,8 +198,8 @@ fn static_check_applies(program: &Program, tensor: TensorId) -> bool {
 /// A call that compiles only if the type of `access`'s tensor admits as many indices as the
 /// access has (any rank for dynamic tensors), spanned on the access so a mismatch is reported
 /// there by `cargo check`. It does nothing at run time.
-fn static_rank_check(access: &Access) -> TokenStream {
-    let p = private();
+fn static_rank_check(cx: &Context, access: &Access) -> TokenStream {
+    let p = cx.private();
     let layout = located(&layout_local(access.tensor), access.span);
     let rank = access.slots.len();
     quote_spanned! {access.span=>
@@ -217,11 +218,12 @@ pub(super) fn located(local: &Ident, span: Span) -> Ident {
 /// static extents, or one dynamic), spanned on the later use of the index, whose name a
 /// marker type carries into the message. It does nothing at run time.
 fn static_extent_check(
+    cx: &Context,
     (first, first_axis): (TensorId, usize),
     (later, later_axis): (TensorId, usize),
     var: &IndexVar,
 ) -> TokenStream {
-    let p = private();
+    let p = cx.private();
     let (first, later) = (
         located(&layout_local(first), var.span),
         located(&layout_local(later), var.span),
@@ -274,11 +276,11 @@ fn axis_extent(
 /// marker's trait bound fails on `later`'s token. Nothing of it runs. Placed after the
 /// statements, so a `later` hygiene keeps apart from a block `let` still sees that `let`'s
 /// tensor and fails on the bound, rather than as an unknown name.
-pub fn binding_proofs(program: &Program) -> TokenStream {
+pub fn binding_proofs(program: &Program, cx: &Context) -> TokenStream {
     if program.same_bindings.is_empty() {
         return TokenStream::new();
     }
-    let p = private();
+    let p = cx.private();
     let proofs = program
         .same_bindings
         .iter()

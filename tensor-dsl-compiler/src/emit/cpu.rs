@@ -8,7 +8,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
 
 use super::checks::{layout_local, located, position_expr};
-use super::{hidden, hidden_numbered, private, tensor_expr};
+use super::{hidden, hidden_numbered, tensor_expr, Context};
 use crate::ir::{
     AssignOp, BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot, Statement, Target,
     TensorId, TensorOrigin,
@@ -18,21 +18,21 @@ use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 type Extents = HashMap<(usize, String), Ident>;
 
 pub fn emit_statement(
+    cx: &Context,
     plan: &Plan,
     statement_plan: &StatementPlan,
     extents: &Extents,
-    cuda: bool,
 ) -> TokenStream {
-    let p = private();
+    let p = cx.private();
     let index = statement_plan.statement;
     let statement = &plan.program.statements[index];
     let emitter = StatementEmitter {
+        cx,
         plan,
         statement_plan,
         statement,
         index,
         extents,
-        cuda,
     };
     let steps = &statement_plan.steps;
     let scalars = statement.scalars.iter().enumerate().map(|(k, scalar)| {
@@ -77,7 +77,6 @@ pub fn emit_statement(
                         .into_iter()
                         .next()
                         .map_or_else(Span::call_site, |t| t.span());
-                    let p = private();
                     quote_spanned!(span=> #p::declared::<#ty, _>(#value))
                 }
                 None => value,
@@ -108,12 +107,20 @@ pub fn emit_statement(
             // A value that cannot be written (a read-only view, no tensor at all) is reported
             // on the target's token.
             let write_method = located(&hidden("__tdsl_target"), access.span);
-            let backend = emitter.backend(steps, Some(&place));
-            let operands = emitter.operand_accesses(steps, Some(target_tensor), Some(&target));
-            let detach = emitter.detach_operands(steps, target_tensor, &target);
-            let layouts = emitter.let_layouts(steps, Some(target_tensor));
-            let is_static = emitter.static_flag(steps, Some(target_tensor), None);
-            let steps = emitter.steps(steps, &statement.lhs, Some(target_tensor), detach);
+            let Frame {
+                backend,
+                operands,
+                layouts,
+                is_static,
+                steps,
+            } = emitter.frame(
+                steps,
+                Written::Existing {
+                    tensor: target_tensor,
+                    place: &place,
+                    access: &target,
+                },
+            );
             hygienic! {
                 {
                     #scalars
@@ -141,13 +148,37 @@ fn binding(name: &Ident, mutable: bool, ty: Option<&TokenStream>) -> TokenStream
 }
 
 struct StatementEmitter<'a> {
+    cx: &'a Context,
     plan: &'a Plan,
     statement_plan: &'a StatementPlan,
     statement: &'a Statement,
     index: usize,
     extents: &'a Extents,
-    /// Dispatch each step on the tensors' backend (host or CUDA device).
-    cuda: bool,
+}
+
+/// What a statement writes into, as its frame needs to know it.
+enum Written<'t> {
+    /// An existing tensor: `place` as written, borrowed for the statement as `access`.
+    Existing {
+        tensor: TensorId,
+        place: &'t TokenStream,
+        access: &'t Ident,
+    },
+    /// A tensor the statement makes (`let c[i] = …`), bound as `__result`.
+    NewTensor,
+    /// A scalar sum.
+    Scalar,
+}
+
+/// The code every form of statement writes around its target, each piece placed by the form:
+/// the backend, the operand accesses, the layouts of the block's own tensors, the static flag
+/// and the steps.
+struct Frame {
+    backend: TokenStream,
+    operands: TokenStream,
+    layouts: TokenStream,
+    is_static: TokenStream,
+    steps: TokenStream,
 }
 
 /// A step's code: its kernel call, the same step as written-out loops, and whether it is small
@@ -162,16 +193,25 @@ struct StepCode {
     target_layout: TokenStream,
 }
 
-/// What `StatementEmitter::static_loops` writes out: loop counts, the target's position and
-/// the operands' loads per point, and the step's α, mode and body.
-struct StaticLoops<'a> {
+/// What a step's code is made of (see `StatementEmitter::step_parts`).
+struct StepParts {
+    /// How many of the loops are the target's.
     n_out: usize,
-    n_loops: usize,
-    target: &'a [TokenStream],
-    loads: &'a [TokenStream],
-    alpha: &'a TokenStream,
-    mode: &'a TokenStream,
-    body: &'a TokenStream,
+    /// Each loop's extent local.
+    extents: Vec<Ident>,
+    /// The target's `Axis` per axis, and its position at a point of the written-out loops.
+    target_axes: Vec<TokenStream>,
+    target_position: Vec<TokenStream>,
+    /// Each operand read, bound to the loops (`handle.at(axes)`), and loaded at a point.
+    operands: Vec<TokenStream>,
+    loads: Vec<TokenStream>,
+    /// Each access the written-out loops read with its layout local, and the target's layout.
+    reads: Vec<(Ident, TokenStream)>,
+    target_layout: TokenStream,
+    /// α, the mode, and the value at a point (over `__x`, the operands' elements).
+    alpha: TokenStream,
+    mode: TokenStream,
+    body: TokenStream,
 }
 
 impl StatementEmitter<'_> {
@@ -179,10 +219,42 @@ impl StatementEmitter<'_> {
         &self.extents[&(self.index, var.name.clone())]
     }
 
+    /// The statement's frame when it writes into `written`.
+    fn frame(&self, steps: &[Step], written: Written<'_>) -> Frame {
+        let (target, lhs, result) = match written {
+            Written::Existing { tensor, .. } => (Some(tensor), &self.statement.lhs[..], None),
+            Written::NewTensor => (None, &self.statement.lhs[..], Some(hidden("__result"))),
+            Written::Scalar => (None, &[][..], None),
+        };
+        let (backend, operands, prelude) = match written {
+            Written::Existing {
+                tensor,
+                place,
+                access,
+            } => (
+                self.backend(steps, Some(place)),
+                self.operand_accesses(steps, Some(tensor), Some(access)),
+                self.detach_operands(steps, tensor, access),
+            ),
+            Written::NewTensor | Written::Scalar => (
+                self.backend(steps, None),
+                self.operand_accesses(steps, None, None),
+                TokenStream::new(),
+            ),
+        };
+        Frame {
+            backend,
+            operands,
+            layouts: self.let_layouts(steps, target),
+            is_static: self.static_flag(steps, target, result.as_ref()),
+            steps: self.steps(steps, lhs, target, prelude),
+        }
+    }
+
     /// The extent type of left-hand index `var` (`__private::extent_of`) from its first use
     /// on the right-hand side.
     fn extent_type(&self, steps: &[Step], var: &IndexVar) -> Option<TokenStream> {
-        let p = private();
+        let p = self.cx.private();
         let mut found = None;
         for term in steps.iter().flat_map(|step| &step.terms) {
             term.expr.visit_accesses(&mut |access| {
@@ -216,7 +288,7 @@ impl StatementEmitter<'_> {
     /// `let __layout_N = …` for each of the block's own `let`s the statement reads or writes
     /// (the prelude has those of tensors from Rust).
     fn let_layouts(&self, steps: &[Step], target: Option<TensorId>) -> TokenStream {
-        let p = private();
+        let p = self.cx.private();
         let lets = self
             .tensors(steps, target)
             .into_iter()
@@ -239,7 +311,7 @@ impl StatementEmitter<'_> {
         target: Option<TensorId>,
         result: Option<&Ident>,
     ) -> TokenStream {
-        let p = private();
+        let p = self.cx.private();
         let mut flags: Vec<TokenStream> = self
             .tensors(steps, target)
             .into_iter()
@@ -264,7 +336,7 @@ impl StatementEmitter<'_> {
         skip: Option<TensorId>,
         witness: Option<&Ident>,
     ) -> TokenStream {
-        let p = private();
+        let p = self.cx.private();
         let mut seen: Vec<(TensorId, Span)> = Vec::new();
         for term in steps.iter().flat_map(|step| &step.terms) {
             term.expr.visit_accesses(&mut |access| {
@@ -347,8 +419,14 @@ impl StatementEmitter<'_> {
     /// A block evaluating to a new zero-initialised tensor over the left-hand indices with
     /// `steps` applied to it.
     fn new_tensor(&self, steps: &[Step]) -> TokenStream {
-        let p = private();
-        let operands = self.operand_accesses(steps, None, None);
+        let p = self.cx.private();
+        let Frame {
+            backend,
+            operands,
+            layouts,
+            is_static,
+            steps: step_code,
+        } = self.frame(steps, Written::NewTensor);
         let witness = self
             .first_operand(steps)
             .expect("checked: a new tensor's indices occur in some operand");
@@ -357,7 +435,6 @@ impl StatementEmitter<'_> {
             .lhs_vars()
             .map(|var| self.extent(var))
             .collect();
-        let backend = self.backend(steps, None);
         // The extent type of each left-hand index, from its first use (ranks 1 to 4: nested
         // arrays go no further), so a result over static extents is a nested array; unless the
         // `let` names another type (`: Tensor<f64>`), or the compiler made it (a temporary,
@@ -377,7 +454,7 @@ impl StatementEmitter<'_> {
                     .collect()
             })
             .flatten();
-        let zeros = match (&extent_types, self.cuda) {
+        let zeros = match (&extent_types, self.cx.cuda) {
             (Some(types), false) => {
                 hygienic!(#p::new_result(&__zero, (#(#types,)*), &[#(#shape),*]))
             }
@@ -387,9 +464,6 @@ impl StatementEmitter<'_> {
             (None, false) => hygienic!(#p::zeros_like(&__zero, [#(#shape),*])),
             (None, true) => hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*])),
         };
-        let layouts = self.let_layouts(steps, None);
-        let is_static = self.static_flag(steps, None, Some(&hidden("__result")));
-        let steps = self.steps(steps, &self.statement.lhs, None, TokenStream::new());
         hygienic! {
             #backend
             #operands
@@ -399,7 +473,7 @@ impl StatementEmitter<'_> {
             #is_static
             {
                 let __target = #p::TargetOwned::__tdsl_target(&mut __result);
-                #steps
+                #step_code
             }
             __result
         }
@@ -412,8 +486,7 @@ impl StatementEmitter<'_> {
         ty: Option<&TokenStream>,
         place: Option<&TokenStream>,
     ) -> TokenStream {
-        let p = private();
-        let operands = self.operand_accesses(steps, None, None);
+        let p = self.cx.private();
         // The element type comes from the first operand, else a scalar, else the target.
         let zero = if let Some(operand) = self.first_operand(steps) {
             hygienic!(#p::zero_like(&#operand))
@@ -427,10 +500,13 @@ impl StatementEmitter<'_> {
         } else {
             hygienic!(0.0f64)
         };
-        let backend = self.backend(steps, None);
-        let layouts = self.let_layouts(steps, None);
-        let is_static = self.static_flag(steps, None, None);
-        let steps = self.steps(steps, &[], None, TokenStream::new());
+        let Frame {
+            backend,
+            operands,
+            layouts,
+            is_static,
+            steps,
+        } = self.frame(steps, Written::Scalar);
         hygienic! {
             #backend
             #operands
@@ -449,11 +525,26 @@ impl StatementEmitter<'_> {
     /// One kernel call, and the same step as written-out loops. `in_place` names the target
     /// tensor when reads of it go through the target's own access.
     fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> StepCode {
-        let p = private();
+        let parts = self.step_parts(step, lhs, in_place);
+        let proven = self.proven_step(&parts);
+        let p = self.cx.private();
+        let extents = &parts.extents;
+        StepCode {
+            general: self.kernel_call(step, &parts, proven),
+            written_out: self.written_out(&parts),
+            small: hygienic!(#p::is_small(&[#(#extents),*])),
+            reads: parts.reads,
+            target_layout: parts.target_layout,
+        }
+    }
+
+    /// What the code of a step is made of: its loops (the target's first), how each access
+    /// is bound to them for the proof and where it is at a point of the written-out loops, and
+    /// the value, α and mode of each point. `in_place` as for [`step`](Self::step).
+    fn step_parts(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> StepParts {
+        let p = self.cx.private();
         let lhs_vars: Vec<&IndexVar> = self.statement.lhs_vars().collect();
         let loops: Vec<&IndexVar> = lhs_vars.iter().copied().chain(&step.reduction).collect();
-        let n_out = lhs_vars.len();
-        let extents: Vec<&Ident> = loops.iter().map(|var| self.extent(var)).collect();
         let loop_of = |var: &IndexVar| {
             loops
                 .iter()
@@ -475,8 +566,7 @@ impl StatementEmitter<'_> {
                 })
                 .collect()
         };
-        let target_axes = axes(lhs);
-        // The element at the current point of the written-out loops (`static_loops`).
+        // The element at the current point of the written-out loops.
         let position = |slots: &[Slot]| -> Vec<TokenStream> {
             slots
                 .iter()
@@ -488,11 +578,6 @@ impl StatementEmitter<'_> {
         };
         let mut operands: Vec<TokenStream> = Vec::new();
         let mut loads: Vec<TokenStream> = Vec::new();
-        let target_layout = match (in_place, lhs.is_empty()) {
-            (Some(target), _) => layout_local(target).into_token_stream(),
-            (None, false) => hidden("__layout_result").into_token_stream(),
-            (None, true) => hygienic!(#p::StaticLayout::<#p::Extents0>::OF),
-        };
         let mut reads: Vec<(Ident, TokenStream)> = Vec::new();
         let mut element = |access: &crate::ir::Access| {
             let handle = if Some(access.tensor) == in_place {
@@ -544,9 +629,39 @@ impl StatementEmitter<'_> {
                 hygienic!(#p::Mode::Scale(#beta))
             }
         };
-        // Every kernel takes one proven `Step`: the target, how to combine with it, α, the
-        // extents, the number of target loops and the operands.
-        let proven = hygienic! {
+        let target_layout = match (in_place, lhs.is_empty()) {
+            (Some(target), _) => layout_local(target).into_token_stream(),
+            (None, false) => hidden("__layout_result").into_token_stream(),
+            (None, true) => hygienic!(#p::StaticLayout::<#p::Extents0>::OF),
+        };
+        StepParts {
+            n_out: lhs_vars.len(),
+            extents: loops.iter().map(|var| self.extent(var).clone()).collect(),
+            target_axes: axes(lhs),
+            target_position: position(lhs),
+            operands,
+            loads,
+            reads,
+            target_layout,
+            alpha,
+            mode,
+            body,
+        }
+    }
+
+    /// The step's proof: every kernel takes one `Step`, made from the target, how to combine
+    /// with it, α, the extents (`__ext`), the number of target loops and the operands.
+    fn proven_step(&self, parts: &StepParts) -> TokenStream {
+        let p = self.cx.private();
+        let StepParts {
+            n_out,
+            target_axes,
+            operands,
+            alpha,
+            mode,
+            ..
+        } = parts;
+        hygienic! {
             #p::Step::new(
                 __target.at(&[#(#target_axes),*]),
                 #mode,
@@ -555,58 +670,36 @@ impl StatementEmitter<'_> {
                 #n_out,
                 [#(#operands),*],
             )
-        };
-        let written_out = self.static_loops(StaticLoops {
-            n_out,
-            n_loops: loops.len(),
-            target: &position(lhs),
-            loads: &loads,
-            alpha: &alpha,
-            mode: &mode,
-            body: &body,
-        });
-        let written_out = hygienic! {
-            {
-                let __ext = [#(#extents),*];
-                #written_out
+        }
+    }
+
+    /// The kernel call on the proven step: the step's engine on the host, or, with `cuda`,
+    /// through `__backend` (`dispatched_step`).
+    fn kernel_call(&self, step: &Step, parts: &StepParts, proven: TokenStream) -> TokenStream {
+        let p = self.cx.private();
+        let (body, extents) = (&parts.body, &parts.extents);
+        let call = if self.cx.cuda {
+            self.dispatched_step(step, proven, body)
+        } else {
+            match &step.kernel {
+                Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
+                // Which loops each factor uses, and each loop's GEMM role, the runtime reads
+                // off the proven accesses: nothing it trusts travels separately.
+                Kernel::Network(_) => hygienic! {
+                    {
+                        // The contraction order, chosen once per shape at this call site.
+                        static __PLANS: #p::PlanCache = #p::PlanCache::new();
+                        #p::contract_network(#proven, &__PLANS)
+                    }
+                },
+                Kernel::Gemm(_) => hygienic!(#p::contract(#proven)),
             }
         };
-        let small = hygienic!(#p::is_small(&[#(#extents),*]));
-        if self.cuda {
-            let call = self.dispatched_step(step, proven, body, &extents);
-            return StepCode {
-                general: call,
-                written_out,
-                small,
-                reads,
-                target_layout,
-            };
-        }
-        let call = match &step.kernel {
-            Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
-            // Which loops each factor uses, and each loop's GEMM role, the runtime reads off the
-            // proven accesses: nothing it trusts travels separately.
-            Kernel::Network(_) => hygienic! {
-                {
-                    // The contraction order, chosen once per shape at this call site.
-                    static __PLANS: #p::PlanCache = #p::PlanCache::new();
-                    #p::contract_network(#proven, &__PLANS)
-                }
-            },
-            Kernel::Gemm(_) => hygienic!(#p::contract(#proven)),
-        };
-        let general = hygienic! {
+        hygienic! {
             {
                 let __ext = [#(#extents),*];
                 #call;
             }
-        };
-        StepCode {
-            general,
-            written_out,
-            small,
-            reads,
-            target_layout,
         }
     }
 
@@ -615,17 +708,19 @@ impl StatementEmitter<'_> {
     /// `TargetAccess::update`: the compiler sees the whole nest and unrolls small ones. Each
     /// target point gets α times its sum combined as the step's mode says, as in `evaluate`
     /// (an empty sum is 0 whatever α, and β = 0 does not read the target, as in `Step`).
-    fn static_loops(&self, nest: StaticLoops<'_>) -> TokenStream {
-        let p = private();
-        let StaticLoops {
+    fn written_out(&self, parts: &StepParts) -> TokenStream {
+        let p = self.cx.private();
+        let StepParts {
             n_out,
-            n_loops,
-            target,
+            extents,
+            target_position,
             loads,
             alpha,
             mode,
             body,
-        } = nest;
+            ..
+        } = parts;
+        let (n_out, n_loops) = (*n_out, extents.len());
         let elements = (!loads.is_empty()).then(|| hygienic!(let __x = [#(#loads),*];));
         let value = if n_out == n_loops {
             hygienic! {
@@ -648,16 +743,19 @@ impl StatementEmitter<'_> {
         };
         let mut nest = hygienic! {
             #value
-            __static_target.update([#(#target),*], __mode, __alpha * __sum);
+            __static_target.update([#(#target_position),*], __mode, __alpha * __sum);
         };
         for k in (0..n_out).rev() {
             let var = hidden_numbered("__l", k);
             nest = hygienic!(for #var in 0..__ext[#k] { #nest });
         }
         hygienic! {
-            let __mode = #mode;
-            let __alpha = if __ext[#n_out..].contains(&0) { #p::lit(&__zero, 1.0) } else { #alpha };
-            #nest
+            {
+                let __ext = [#(#extents),*];
+                let __mode = #mode;
+                let __alpha = if __ext[#n_out..].contains(&0) { #p::lit(&__zero, 1.0) } else { #alpha };
+                #nest
+            }
         }
     }
 
@@ -665,10 +763,10 @@ impl StatementEmitter<'_> {
     /// that every other tensor is on the same kind of backend (a type error on its tokens).
     /// Nothing without `cuda`.
     fn backend(&self, steps: &[Step], target: Option<&TokenStream>) -> TokenStream {
-        if !self.cuda {
+        if !self.cx.cuda {
             return TokenStream::new();
         }
-        let p = private();
+        let p = self.cx.private();
         let mut tensors: Vec<(TensorId, Span)> = Vec::new();
         for term in steps.iter().flat_map(|step| &step.terms) {
             term.expr.visit_accesses(&mut |access| {
@@ -698,7 +796,6 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
     /// The statement's steps: written out when `__static` holds and every step is small
     /// (then no operand was copied and nothing else of the general path runs), else through
     /// the kernels after `general_prelude`.
@@ -758,31 +855,26 @@ impl StatementEmitter<'_> {
         }
     }
 
-    fn dispatched_step(
-        &self,
-        step: &Step,
-        proven: TokenStream,
-        body: TokenStream,
-        extents: &[&Ident],
-    ) -> TokenStream {
-        let p = private();
-        let module =
+    /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
+    fn dispatched_step(&self, step: &Step, proven: TokenStream, body: &TokenStream) -> TokenStream {
+        let p = self.cx.private();
+        let text =
             |real| crate::emit::cuda::step_module(self.plan, self.statement_plan, step, real);
-        let (shape, f32_text) = module(crate::emit::cuda::Real::F32);
-        let (_, f64_text) = module(crate::emit::cuda::Real::F64);
-        let crate::emit::cuda::KernelShape {
+        let (shape, f32_text) = text(crate::emit::cuda::Real::F32);
+        let (_, f64_text) = text(crate::emit::cuda::Real::F64);
+        let crate::emit::cuda::ModuleShape {
             operands,
             loops,
             target_loops,
             scalars,
         } = shape;
-        let kernel = hygienic! {
+        let module = hygienic! {
             {
                 // SAFETY: both texts are the modules `emit::cuda` wrote for this very step.
-                const __KERNEL: #p::Kernel<'static> = unsafe {
-                    #p::Kernel::new(#f32_text, #f64_text, #operands, #loops, #target_loops, #scalars)
+                const __MODULE: #p::StepModule<'static> = unsafe {
+                    #p::StepModule::new(#f32_text, #f64_text, #operands, #loops, #target_loops, #scalars)
                 };
-                &__KERNEL
+                &__MODULE
             }
         };
         let scalar_values = (0..self.statement.scalars.len()).map(|k| self.scalar(k));
@@ -792,32 +884,26 @@ impl StatementEmitter<'_> {
             hygienic!(#p::exponent_slot(&__zero, #local))
         });
         let scalar_values = hygienic!(&[#(#scalar_values,)* #(#exponent_slots),*]);
-        let call = match &step.kernel {
+        match &step.kernel {
             Kernel::LoopNest => hygienic! {
-                #p::Backend::evaluate(&__backend, #proven, move |__x| #body, #kernel, #scalar_values)
+                #p::Backend::evaluate(&__backend, #proven, move |__x| #body, #module, #scalar_values)
             },
             Kernel::Network(_) => hygienic! {
                 {
                     static __PLANS: #p::PlanCache = #p::PlanCache::new();
-                    #p::Backend::contract_network(&__backend, #proven, &__PLANS, #kernel, #scalar_values)
+                    #p::Backend::contract_network(&__backend, #proven, &__PLANS, #module, #scalar_values)
                 }
             },
             Kernel::Gemm(_) => hygienic! {
-                #p::Backend::contract(&__backend, #proven, #kernel, #scalar_values)
+                #p::Backend::contract(&__backend, #proven, #module, #scalar_values)
             },
-        };
-        hygienic! {
-            {
-                let __ext = [#(#extents),*];
-                #call;
-            }
         }
     }
 
     /// A scale as a value of the element type: its coefficient times its scalars, divided by
     /// its divisors.
     fn scale(&self, scale: &Scale, negate: bool) -> TokenStream {
-        let p = private();
+        let p = self.cx.private();
         let coefficient = if negate {
             -scale.coefficient
         } else {
@@ -843,7 +929,7 @@ impl StatementEmitter<'_> {
         expr: &Expr,
         access: &mut dyn FnMut(&crate::ir::Access) -> TokenStream,
     ) -> TokenStream {
-        let p = private();
+        let p = self.cx.private();
         match expr {
             Expr::Access(a) => access(a),
             Expr::Literal(literal) => match &literal.suffixed {

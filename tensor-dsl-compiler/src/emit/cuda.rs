@@ -72,7 +72,7 @@ impl Real {
 
 /// What a launch needs to know about a module besides its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelShape {
+pub struct ModuleShape {
     /// Operands, in the order the module numbers them.
     pub operands: usize,
     /// Loops: the left-hand indices, then the summed ones.
@@ -84,7 +84,7 @@ pub struct KernelShape {
 }
 
 /// One module per step of every statement, for `real`.
-pub fn modules(plan: &Plan, real: Real) -> Vec<Vec<(KernelShape, String)>> {
+pub fn modules(plan: &Plan, real: Real) -> Vec<Vec<(ModuleShape, String)>> {
     plan.statements
         .iter()
         .map(|statement_plan| {
@@ -103,7 +103,7 @@ pub fn step_module(
     statement_plan: &StatementPlan,
     step: &Step,
     real: Real,
-) -> (KernelShape, String) {
+) -> (ModuleShape, String) {
     let statement = &plan.program.statements[statement_plan.statement];
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
     let loops: Vec<&IndexVar> = lhs.iter().copied().chain(&step.reduction).collect();
@@ -114,7 +114,7 @@ pub fn step_module(
         first_exponent: statement.scalars.len(),
     };
     let value = writer.value(step);
-    let shape = KernelShape {
+    let shape = ModuleShape {
         operands: writer.operand_loops.len(),
         loops: loops.len(),
         target_loops: lhs.len(),
@@ -231,7 +231,7 @@ impl Writer<'_> {
         }
     }
 
-    fn module(&self, step: &Step, shape: &KernelShape, value: &str) -> String {
+    fn module(&self, step: &Step, shape: &ModuleShape, value: &str) -> String {
         let mut out = String::new();
         let real = self.real.c_type();
         let n = shape.operands.max(1);

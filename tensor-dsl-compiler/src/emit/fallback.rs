@@ -5,17 +5,17 @@
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 
-use super::private;
+use super::Context;
 use crate::syntax::{Expr, LetStatement, Parsed, Statement, TensorSource};
 
-pub fn fallback(parsed: &[Parsed], error: syn::Error) -> TokenStream {
-    let p = private();
+pub fn fallback(parsed: &[Parsed], error: syn::Error, cx: &Context) -> TokenStream {
+    let p = cx.private();
     let mut tokens = error.to_compile_error();
     for statement in parsed {
         match statement {
             Parsed::Ok(statement) => {
                 if let Statement::Let(statement) = &**statement {
-                    tokens.extend(let_stub(statement));
+                    tokens.extend(let_stub(cx, statement));
                 }
             }
             Parsed::Failed {
@@ -28,8 +28,8 @@ pub fn fallback(parsed: &[Parsed], error: syn::Error) -> TokenStream {
 }
 
 /// `let name = stub;`, typed like the statement's first operand where it has one.
-fn let_stub(statement: &LetStatement) -> TokenStream {
-    let p = private();
+fn let_stub(cx: &Context, statement: &LetStatement) -> TokenStream {
+    let p = cx.private();
     let name = &statement.name;
     let mutability = &statement.mutability;
     let ty = statement.ty.as_ref().map(|ty| hygienic!(: #ty));

@@ -18,8 +18,6 @@ mod cpu;
 pub mod cuda;
 mod fallback;
 
-use std::cell::RefCell;
-
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
 
@@ -38,22 +36,62 @@ pub enum Flavor {
 
 /// The expansion of a checked block; generated code names the runtime `::runtime::__private`.
 pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident, cuda: bool) -> TokenStream {
-    with_runtime(runtime, || emit_plan(plan, flavor, cuda))
+    emit_plan(plan, &Context::new(runtime, flavor, cuda))
 }
 
 /// The expansion of a block that failed to check (see `fallback`).
 pub fn fallback(parsed: &[Parsed], error: syn::Error, runtime: &Ident) -> TokenStream {
-    with_runtime(runtime, || fallback::fallback(parsed, error))
+    fallback::fallback(parsed, error, &Context::new(runtime, Flavor::Panic, false))
 }
 
-fn emit_plan(plan: &Plan, flavor: Flavor, cuda: bool) -> TokenStream {
-    let checks = checks::emit_checks(&plan.program, flavor);
+/// What every emitter is given beside the IR: the path generated code reaches the runtime
+/// through, how run-time shape errors surface, and whether steps dispatch on the tensors'
+/// backend. One value per expansion, handed down, so no emitter reads hidden state.
+pub(crate) struct Context {
+    runtime: Ident,
+    flavor: Flavor,
+    cuda: bool,
+}
+
+impl Context {
+    fn new(runtime: &Ident, flavor: Flavor, cuda: bool) -> Self {
+        let mut runtime = runtime.clone();
+        runtime.set_span(Span::mixed_site());
+        Context {
+            runtime,
+            flavor,
+            cuda,
+        }
+    }
+
+    /// The path generated code reaches the runtime through: `::tensor_dsl::__private`, or the
+    /// crate name the expansion was given.
+    fn private(&self) -> TokenStream {
+        let runtime = &self.runtime;
+        hygienic!(::#runtime::__private)
+    }
+
+    /// [`private`](Self::private) with its tokens located at `span` (hygiene unchanged), so a
+    /// call through it that rustc reports as a whole is reported on the user's tokens there.
+    fn private_at(&self, span: Span) -> TokenStream {
+        self.private()
+            .into_iter()
+            .map(|mut token| {
+                token.set_span(Span::mixed_site().located_at(span));
+                token
+            })
+            .collect()
+    }
+}
+
+fn emit_plan(plan: &Plan, cx: &Context) -> TokenStream {
+    let checks = checks::emit_checks(&plan.program, cx);
     let statements = plan
         .statements
         .iter()
-        .map(|statement| cpu::emit_statement(plan, statement, &checks.extents, cuda));
+        .map(|statement| cpu::emit_statement(cx, plan, statement, &checks.extents));
     let prelude = checks.tokens;
-    let proofs = checks::binding_proofs(&plan.program);
+    let proofs = checks::binding_proofs(&plan.program, cx);
     let binds_user_names =
         plan.program
             .statements
@@ -80,49 +118,6 @@ fn emit_plan(plan: &Plan, flavor: Flavor, cuda: bool) -> TokenStream {
             }
         }
     }
-}
-
-thread_local! {
-    /// The runtime crate's name for the expansion being written, read by `private()`. Every
-    /// emitter names the runtime, many calls below `emit`; setting the name here once, for the
-    /// duration of `emit` or `fallback`, spares each of them a parameter. Cleared when they
-    /// return, so no token outlives the macro call it belongs to.
-    static RUNTIME: RefCell<Option<Ident>> = const { RefCell::new(None) };
-}
-
-/// Runs `write` with `private()` naming `runtime`, then restores what was set before (also
-/// when `write` panics).
-fn with_runtime<R>(runtime: &Ident, write: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Ident>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            RUNTIME.with(|current| *current.borrow_mut() = self.0.take());
-        }
-    }
-    let _restore = Restore(RUNTIME.with(|current| current.replace(Some(runtime.clone()))));
-    write()
-}
-
-/// The path generated code reaches the runtime through: `::tensor_dsl::__private`, or the
-/// crate name `emit` was given.
-fn private() -> TokenStream {
-    let mut runtime = RUNTIME
-        .with(|current| current.borrow().clone())
-        .unwrap_or_else(|| Ident::new("tensor_dsl", Span::call_site()));
-    runtime.set_span(Span::mixed_site());
-    hygienic!(::#runtime::__private)
-}
-
-/// `private()` with its tokens located at `span` (hygiene unchanged), so a call through it
-/// that rustc reports as a whole is reported on the user's tokens there.
-fn private_at(span: Span) -> TokenStream {
-    private()
-        .into_iter()
-        .map(|mut token| {
-            token.set_span(Span::mixed_site().located_at(span));
-            token
-        })
-        .collect()
 }
 
 /// A generated local: invisible to (and unable to shadow) user code.

@@ -3,6 +3,26 @@
 
 use super::{IndexVar, Program, Slot, Target};
 
+/// A dialect of the IR a program can be in (the loop notation of plans is checked by
+/// `lower::is_loop_notation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// What `check` makes: sums implicit.
+    Einsum,
+    /// Every term lists its sum.
+    Reduction,
+}
+
+impl Dialect {
+    /// Whether `program` is in this dialect, and if not, why.
+    pub fn check(self, program: &Program) -> Result<(), String> {
+        match self {
+            Dialect::Einsum => is_einsum_notation(program),
+            Dialect::Reduction => is_reduction_notation(program),
+        }
+    }
+}
+
 /// Einsum notation: sums are implicit, no term lists its reduction yet.
 pub fn is_einsum_notation(program: &Program) -> Result<(), String> {
     common(program)?;

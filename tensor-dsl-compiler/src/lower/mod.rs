@@ -2,9 +2,11 @@
 //! update, in order. Invariant: a step that reads its target in place (point-wise) is the
 //! first step of its statement, so every element is read before anything is summed into it.
 //!
-//! Each step names its kernel (`Kernel`): a fused loop nest, GEMM calls for a summed product of
-//! two tensors, or pairwise contractions for a product of more; a device kernel becomes another
-//! variant without changing the plan's shape.
+//! Each step names its kernel (`Kernel`, the engine that runs it): a fused loop nest, GEMM calls
+//! for a summed product of two tensors, or pairwise contractions for a product of more. The
+//! plan is backend-neutral: on a device the same kinds become a generated module, cuBLAS calls
+//! or pairwise cuBLAS calls, chosen at run time by the tensors' backend, so no kind has a
+//! device variant.
 
 mod cost;
 

@@ -11,12 +11,16 @@ mod move_products_right;
 mod reassociate_sums;
 mod recognize_gemm_update;
 
-use crate::ir::{invariants, Program};
+use crate::ir::invariants::Dialect;
+use crate::ir::Program;
 
-/// A named rewrite.
+/// A named rewrite from one IR dialect to another.
 pub struct Pass {
     pub name: &'static str,
     pub run: fn(Program) -> Program,
+    /// The dialect the pass takes, and the one it makes (checked around it in debug builds).
+    pub input: Dialect,
+    pub output: Dialect,
     /// Required passes make the IR lowerable and keep self-reads correct; the others only
     /// make it faster and can be switched off (to compare results with and without them).
     pub required: bool,
@@ -27,41 +31,57 @@ pub const PASSES: &[Pass] = &[
     Pass {
         name: "make_reductions_explicit",
         run: make_reductions_explicit::make_reductions_explicit,
+        input: Dialect::Einsum,
+        output: Dialect::Reduction,
         required: true,
     },
     Pass {
         name: "introduce_temporaries",
         run: introduce_temporaries::introduce_temporaries,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: true,
     },
     Pass {
         name: "fold_scalars",
         run: fold_scalars::fold_scalars,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: false,
     },
     Pass {
         name: "move_products_right",
         run: move_products_right::move_products_right,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: false,
     },
     Pass {
         name: "reassociate_sums",
         run: reassociate_sums::reassociate_sums,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: false,
     },
     Pass {
         name: "recognize_gemm_update",
         run: recognize_gemm_update::recognize_gemm_update,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: false,
     },
     Pass {
         name: "eliminate_common_subexpressions",
         run: eliminate_common_subexpressions::eliminate_common_subexpressions,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: false,
     },
     Pass {
         name: "fuse_elementwise",
         run: fuse_elementwise::fuse_elementwise,
+        input: Dialect::Reduction,
+        output: Dialect::Reduction,
         required: false,
     },
 ];
@@ -78,22 +98,17 @@ pub fn run(program: Program, optimize: bool) -> Program {
 
 /// Runs one pass; in debug builds, checks the dialect it promises before and after.
 pub fn apply(program: Program, pass: &Pass) -> Program {
-    let check = |program: &Program, when: &str| {
-        let result = if pass.name == "make_reductions_explicit" && when == "before" {
-            invariants::is_einsum_notation(program)
-        } else {
-            invariants::is_reduction_notation(program)
-        };
-        if let Err(reason) = result {
+    let check = |program: &Program, dialect: Dialect, when: &str| {
+        if let Err(reason) = dialect.check(program) {
             panic!("tensor-dsl bug: IR {when} pass `{}`: {reason}", pass.name);
         }
     };
     if cfg!(debug_assertions) {
-        check(&program, "before");
+        check(&program, pass.input, "before");
     }
     let program = (pass.run)(program);
     if cfg!(debug_assertions) {
-        check(&program, "after");
+        check(&program, pass.output, "after");
     }
     program
 }
@@ -120,4 +135,26 @@ pub(crate) fn before_and_after(input: proc_macro2::TokenStream, pass: &str) -> S
         show(&trace.stages[position - 1].1),
         show(&trace.stages[position].1)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_pass_takes_the_dialect_the_one_before_makes() {
+        assert_eq!(PASSES[0].input, Dialect::Einsum);
+        for pair in PASSES.windows(2) {
+            assert_eq!(
+                pair[0].output, pair[1].input,
+                "`{}` feeds `{}`",
+                pair[0].name, pair[1].name
+            );
+        }
+        // `lower` takes reduction notation, with or without the optimizing passes.
+        for optimize in [false, true] {
+            let last = selected(optimize).last().expect("some pass runs");
+            assert_eq!(last.output, Dialect::Reduction);
+        }
+    }
 }

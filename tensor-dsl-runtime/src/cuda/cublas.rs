@@ -4,11 +4,13 @@
 //! call is made only if every element it addresses is one the step proved inside its buffer
 //! ([`Call::within`]), so neither cuBLAS nor the emulation can stray.
 
-use crate::gemm::GemmPlan;
-use crate::step::{Mode, Step};
-use crate::Element;
+use crate::element::Element;
+use crate::exec::gemm::GemmPlan;
+use crate::exec::step::Step;
+use crate::operand::access::Mode;
 
-use super::{Counters, CudaError};
+use super::error::CudaError;
+use super::stats::Counters;
 
 /// `op(X)` of a cuBLAS call: the matrix as stored (column-major), or its transpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +116,7 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
         .outer
         .iter()
         .copied()
-        .max_by_key(|&var| step.extents[var]);
+        .max_by_key(|&var| step.extents()[var]);
     let loops: Vec<usize> = plan
         .outer
         .iter()
@@ -122,8 +124,8 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
         .filter(|&var| Some(var) != batch_var)
         .chain(plan.summed.iter().copied())
         .collect();
-    let count: usize = loops.iter().map(|&var| step.extents[var]).product();
-    let batch = batch_var.map_or(1, |var| step.extents[var]);
+    let count: usize = loops.iter().map(|&var| step.extents()[var]).product();
+    let batch = batch_var.map_or(1, |var| step.extents()[var]);
     let fits = |value: usize| i32::try_from(value).is_ok();
     if count > MAX_CALLS
         || ![rows, cols, depth, lda, ldb, ldc, batch]
@@ -133,15 +135,15 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
         return None;
     }
     let batch_stride = |matrix: usize| batch_var.map_or(0, |var| plan.strides[matrix][var]);
-    let beta = match step.mode {
+    let beta = match step.mode() {
         Mode::Assign => T::ZERO,
         Mode::Add => T::from_f64(1.0),
         Mode::Scale(beta) => beta,
     };
     let bases = [
-        step.operands[0].base,
-        step.operands[1].base,
-        step.target.base,
+        step.operands()[0].base,
+        step.operands()[1].base,
+        step.target().base,
     ];
     let summed_from = loops.len() - plan.summed.len();
     let mut out = Vec::with_capacity(count);
@@ -150,8 +152,8 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
         let mut rest = index;
         let mut first_of_sum = true;
         for (position, &var) in loops.iter().enumerate().rev() {
-            let value = rest % step.extents[var];
-            rest /= step.extents[var];
+            let value = rest % step.extents()[var];
+            rest /= step.extents()[var];
             if position >= summed_from && value != 0 {
                 first_of_sum = false;
             }
@@ -170,7 +172,7 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
             m: rows,
             n: cols,
             k: depth,
-            alpha: step.alpha,
+            alpha: step.alpha(),
             beta: if first_of_sum { beta } else { T::from_f64(1.0) },
             a: matrix(first.0, lda),
             b: matrix(second.0, ldb),
@@ -179,9 +181,9 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
             operands: [first.0, second.0],
         };
         let lens = [
-            step.operands[first.0].len,
-            step.operands[second.0].len,
-            step.target.len,
+            step.operands()[first.0].len,
+            step.operands()[second.0].len,
+            step.target().len,
         ];
         if !call.within(lens) {
             return None;
@@ -290,8 +292,8 @@ pub(crate) fn on_host<T: Element, const L: usize>(
 ) -> Result<(), CudaError> {
     for call in calls {
         counters.gemm();
-        let [a, b] = call.operands.map(|operand| &step.operands[operand]);
-        if !call.within([a.len, b.len, step.target.len]) {
+        let [a, b] = call.operands.map(|operand| &step.operands()[operand]);
+        if !call.within([a.len, b.len, step.target().len]) {
             return Err(CudaError::Driver(format!(
                 "cuBLAS call {call:?} leaves its buffers"
             )));
@@ -299,7 +301,7 @@ pub(crate) fn on_host<T: Element, const L: usize>(
         // SAFETY: `within` checked every address against the buffers' lengths; the step holds
         // their borrows, proved C's points distinct (GEMM plans need an injective target) and
         // disjoint from both operands (no in-place operands in GEMM plans).
-        unsafe { call.on_host(a.data, b.data, step.target.data) };
+        unsafe { call.on_host(a.data, b.data, step.target().data) };
     }
     Ok(())
 }
@@ -307,9 +309,9 @@ pub(crate) fn on_host<T: Element, const L: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{Operand, TargetShared};
-    use crate::step::Axis;
-    use crate::{Tensor, TensorView};
+    use crate::exec::step::Axis;
+    use crate::operand::access::{Operand, TargetShared};
+    use crate::tensor::{Tensor, TensorView};
 
     /// A small deterministic generator (xorshift), so failures reproduce from the case number.
     struct Rng(u64);
@@ -446,7 +448,7 @@ mod tests {
                     true
                 }
                 None => {
-                    crate::kernel::evaluate(step, |[x, y]| x * y);
+                    crate::exec::loop_nest::evaluate(step, |[x, y]| x * y);
                     false
                 }
             }

@@ -15,12 +15,15 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+use crate::element::Element;
+use crate::exec::step::Step;
+use crate::operand::access::Memory;
+
 use super::cublas::{Call, Op};
+use super::error::CudaError;
 use super::launch::{self, Launch, BLOCK};
-use super::{nvrtc, Counters, CudaError};
-use crate::access::Memory;
-use crate::step::Step;
-use crate::Element;
+use super::nvrtc;
+use super::stats::Counters;
 
 /// A device's context, stream, cuBLAS handle and loaded modules.
 pub(crate) struct Gpu {
@@ -105,7 +108,7 @@ impl Gpu {
             .context()
             .load_module(Ptx::from_binary(cubin.image))?;
         let mut functions = HashMap::new();
-        for entry in super::simulator::entries(text) {
+        for entry in launch::entries(text) {
             functions.insert(entry.clone(), module.load_function(&entry)?);
         }
         let module = Arc::new(GpuModule {
@@ -132,9 +135,9 @@ impl Gpu {
         scalars: &[T],
         counters: &Counters,
     ) -> Result<(), CudaError> {
-        let host_scalar = step.memory[0] == Memory::Host && step.n_out == 0;
-        if (step.memory[0] != self.memory && !host_scalar)
-            || (N > 0 && step.memory[1] != self.memory)
+        let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
+        if (step.memory()[0] != self.memory && !host_scalar)
+            || (N > 0 && step.memory()[1] != self.memory)
         {
             return Err(CudaError::DeviceMismatch);
         }
@@ -148,7 +151,7 @@ impl Gpu {
         let mut scalar_target: Option<CudaSlice<T>> = None;
         if host_scalar {
             // SAFETY: a host target of one element: `step` proved element `base` inside it.
-            let value = unsafe { *step.target.data.offset(step.target.base) };
+            let value = unsafe { *step.target().data.offset(step.target().base) };
             scalar_target = Some(self.stream.clone_htod(&[value])?);
         }
         let partials = match launch {
@@ -208,7 +211,7 @@ impl Gpu {
             let value = self.stream.clone_dtoh(&scalar)?;
             // SAFETY: as above: the host target's one proven element, which the step borrows
             // mutably.
-            unsafe { *step.target.data.offset(step.target.base) = value[0] };
+            unsafe { *step.target().data.offset(step.target().base) = value[0] };
         }
         Ok(())
     }
@@ -220,15 +223,15 @@ impl Gpu {
         calls: &[Call<T>],
         counters: &Counters,
     ) -> Result<(), CudaError> {
-        if step.memory != [self.memory; 2] {
+        if step.memory() != [self.memory; 2] {
             return Err(CudaError::DeviceMismatch);
         }
         for call in calls {
-            let [a, b] = call.operands.map(|k| &step.operands[k]);
+            let [a, b] = call.operands.map(|k| &step.operands()[k]);
             let buffers = [
                 (a.data, a.len),
                 (b.data, b.len),
-                (step.target.data.cast_const(), step.target.len),
+                (step.target().data.cast_const(), step.target().len),
             ];
             // SAFETY: the buffers are this device's (checked above) and borrowed by the step,
             // C's writable (the step's target); C's elements are distinct and disjoint from

@@ -1,62 +1,11 @@
-//! A proven [`Step`] plus its CUDA module → one kernel launch (two for a scalar sum): the
-//! argument block in the module's `tdsl_args` layout, the entry and grid picked from the
-//! step's shape. Invariant: every address a launch hands a kernel is one the step proved
+//! A proven [`Step`] → how its module is launched, on a GPU or the simulator alike: the
+//! argument block in the module's `tdsl_args` layout, and the entries (one, two for a scalar
+//! sum) and grids picked from the step's shape. Invariant: every address a launch hands a kernel is one the step proved
 //! inside its buffer, so the kernel's unchecked loads and stores stay in bounds.
 
-use crate::step::{Bound, Mode, Step};
-use crate::Element;
-
-use super::simulator::SimModule;
-use super::{Counters, CudaError};
-
-/// The text of a step's module for each element type, and its shape (what
-/// `tensor_dsl_compiler::cuda::KernelShape` says). Made only through the unsafe
-/// [`Kernel::new`]: the text becomes machine code that runs with the step's pointers.
-#[derive(Clone, Copy, Debug)]
-pub struct Kernel<'t> {
-    f32: &'t str,
-    f64: &'t str,
-    pub(crate) operands: usize,
-    pub(crate) loops: usize,
-    pub(crate) target_loops: usize,
-    pub(crate) scalars: usize,
-}
-
-impl<'t> Kernel<'t> {
-    /// A step's modules and shape.
-    ///
-    /// # Safety
-    /// Each text must be a module `tensor-dsl-compiler` wrote for a step of this shape (its
-    /// `cuda::step_module`): such a module reads operand `k` and writes the target only at
-    /// `Σ index · stride` over the launch's extents, the offsets a proven `Step` covers, and
-    /// runs no other code. Any other text is run as is, with the step's pointers.
-    #[allow(clippy::too_many_arguments)]
-    pub const unsafe fn new(
-        f32: &'t str,
-        f64: &'t str,
-        operands: usize,
-        loops: usize,
-        target_loops: usize,
-        scalars: usize,
-    ) -> Self {
-        Kernel {
-            f32,
-            f64,
-            operands,
-            loops,
-            target_loops,
-            scalars,
-        }
-    }
-
-    pub(crate) fn text<T: Element>(&self) -> &'t str {
-        if std::mem::size_of::<T>() == 4 {
-            self.f32
-        } else {
-            self.f64
-        }
-    }
-}
+use crate::element::Element;
+use crate::exec::step::{Bound, Step};
+use crate::operand::access::Mode;
 
 /// Threads per block (the modules' shared-memory sums are sized for it).
 pub(crate) const BLOCK: u32 = 256;
@@ -115,25 +64,25 @@ impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
         };
         word(match self.target {
             Some(target) => target,
-            None => address(step.target.data as usize, step.target.base),
+            None => address(step.target().data as usize, step.target().base),
         });
         for k in 0..n {
-            word(match step.operands.get(k) {
+            word(match step.operands().get(k) {
                 Some(operand) => address(operand.data as usize, operand.base),
                 None => 0,
             });
         }
         word(self.partial);
         for d in 0..l {
-            word(step.extents.get(d).map_or(0, |&e| e as u64));
+            word(step.extents().get(d).map_or(0, |&e| e as u64));
         }
         for d in 0..l {
-            word(step.target.strides.get(d).map_or(0, |&s| s as u64));
+            word(step.target().strides.get(d).map_or(0, |&s| s as u64));
         }
         for k in 0..n {
             for d in 0..l {
                 word(
-                    step.operands
+                    step.operands()
                         .get(k)
                         .and_then(|operand| operand.strides.get(d))
                         .map_or(0, |&s| s as u64),
@@ -141,7 +90,7 @@ impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
             }
         }
         word(self.partials as u64);
-        let beta = match step.mode {
+        let beta = match step.mode() {
             Mode::Scale(beta) => beta,
             Mode::Assign | Mode::Add => T::ZERO,
         };
@@ -154,7 +103,7 @@ impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
                 out.extend_from_slice(&bits.to_ne_bytes());
             }
         };
-        element(step.alpha);
+        element(step.alpha());
         element(beta);
         for k in 0..self.scalars.len().max(1) {
             element(self.scalars.get(k).copied().unwrap_or(T::ZERO));
@@ -179,21 +128,65 @@ pub(crate) enum Launch {
     Scalar { grid: u32 },
 }
 
+/// One kernel run of a launch: which entry, over how many blocks of how many threads, and
+/// whether its threads meet at `__syncthreads` (the simulator runs those as fibers).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Pass {
+    pub(crate) entry: String,
+    pub(crate) grid: u32,
+    pub(crate) block: u32,
+    pub(crate) barriers: bool,
+}
+
+impl Launch {
+    /// The kernel runs of this launch, in order, with 32-bit indices if `narrow` (the entries'
+    /// names, which every generated module declares: `tdsl_map_i32`, …, `tdsl_finish`).
+    pub(crate) fn passes(&self, narrow: bool) -> Vec<Pass> {
+        let suffix = if narrow { "i32" } else { "i64" };
+        let pass = |entry: String, grid, block, barriers| Pass {
+            entry,
+            grid,
+            block,
+            barriers,
+        };
+        match *self {
+            Launch::Nothing => Vec::new(),
+            Launch::Map { grid, block } => {
+                vec![pass(format!("tdsl_map_{suffix}"), grid, block, false)]
+            }
+            Launch::Rows { grid } => vec![pass(format!("tdsl_rows_{suffix}"), grid, BLOCK, true)],
+            Launch::Scalar { grid } => vec![
+                pass(format!("tdsl_partial_{suffix}"), grid, BLOCK, true),
+                pass("tdsl_finish".to_owned(), 1, BLOCK, true),
+            ],
+        }
+    }
+}
+
+/// The entry points a module declares (`TDSL_ENTRY void NAME(`).
+pub(crate) fn entries(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("TDSL_ENTRY void "))
+        .filter_map(|rest| rest.split('(').next())
+        .map(|name| name.trim().to_owned())
+        .collect()
+}
+
 /// Picks the launch for a step, and whether 32-bit indices reach every element.
 pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) -> (Launch, bool) {
-    let outputs: usize = step.extents[..step.n_out].iter().product();
-    let summed: usize = step.extents[step.n_out..].iter().product();
-    let launch = if step.n_out == 0 {
+    let outputs: usize = step.extents()[..step.n_out()].iter().product();
+    let summed: usize = step.extents()[step.n_out()..].iter().product();
+    let launch = if step.n_out() == 0 {
         let blocks = summed.div_ceil(BLOCK as usize).clamp(1, 1024);
         Launch::Scalar {
             grid: blocks as u32,
         }
     } else if outputs == 0 {
         Launch::Nothing
-    } else if !step.injective {
+    } else if !step.injective() {
         // Two target points share an element: one thread writes them all, in order.
         Launch::Map { grid: 1, block: 1 }
-    } else if summed >= ROWS_FROM && L > step.n_out {
+    } else if summed >= ROWS_FROM && L > step.n_out() {
         Launch::Rows {
             grid: outputs.min(MAX_GRID) as u32,
         }
@@ -209,57 +202,15 @@ pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) 
     let points_fit =
         outputs.saturating_mul(summed.max(1)) < limit && MAX_GRID * (BLOCK as usize) < limit;
     // Offsets are taken from each access's first element (`base`), which the step proved.
-    let offsets_fit = |access: &Bound<'_, T, L>| match access.reach(&step.extents, u64::MAX) {
+    let offsets_fit = |access: &Bound<'_, T, L>| match access.reach(step.extents(), u64::MAX) {
         Some((low, high)) => {
             (access.base - low).unsigned_abs() < limit
                 && (high - access.base).unsigned_abs() < limit
         }
         None => true,
     };
-    let fits =
-        points_fit && offsets_fit(&step.target.as_read()) && step.operands.iter().all(offsets_fit);
+    let fits = points_fit
+        && offsets_fit(&step.target().as_read())
+        && step.operands().iter().all(offsets_fit);
     (launch, fits)
-}
-
-/// Runs `step` with its module on the simulator.
-pub(crate) fn on_simulator<T: Element, const L: usize, const N: usize>(
-    module: &SimModule,
-    step: Step<'_, T, L, N>,
-    scalars: &[T],
-    counters: &Counters,
-) -> Result<(), CudaError> {
-    let (launch, narrow) = plan(&step);
-    let suffix = if narrow { "i32" } else { "i64" };
-    let mut partial: Vec<T> = Vec::new();
-    if let Launch::Scalar { grid } = launch {
-        partial = vec![T::ZERO; grid as usize];
-    }
-    let args = Args::new(&step, scalars)
-        .with_partials(Some(partial.as_mut_ptr() as u64), partial.len())
-        .bytes();
-    // SAFETY: `step` proved every offset its loops reach inside the buffers of its target and
-    // operands, and holds their borrows for the launch; the kernels address exactly those
-    // offsets (and `partial`, which has one element per block of the first pass). Non-injective
-    // targets run on one thread, so no two threads write one element.
-    let launches = match launch {
-        Launch::Nothing => 0,
-        Launch::Map { .. } | Launch::Rows { .. } => 1,
-        Launch::Scalar { .. } => 2,
-    };
-    (0..launches).for_each(|_| counters.launched());
-    unsafe {
-        match launch {
-            Launch::Nothing => Ok(()),
-            Launch::Map { grid, block } => {
-                module.launch(&format!("tdsl_map_{suffix}"), &args, grid, block, false)
-            }
-            Launch::Rows { grid } => {
-                module.launch(&format!("tdsl_rows_{suffix}"), &args, grid, BLOCK, true)
-            }
-            Launch::Scalar { grid } => {
-                module.launch(&format!("tdsl_partial_{suffix}"), &args, grid, BLOCK, true)?;
-                module.launch("tdsl_finish", &args, 1, BLOCK, true)
-            }
-        }
-    }
 }

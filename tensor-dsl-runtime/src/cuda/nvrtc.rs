@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use cudarc::nvrtc::{result, sys};
 
-use super::CudaError;
+use super::error::CudaError;
 
 /// A compiled module.
 pub struct Cubin {

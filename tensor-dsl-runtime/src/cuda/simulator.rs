@@ -13,7 +13,13 @@ use std::sync::{Arc, Mutex};
 
 use libloading::Library;
 
-use super::{Counters, CudaError};
+use crate::element::Element;
+use crate::exec::step::Step;
+use crate::operand::access::Memory;
+
+use super::error::CudaError;
+use super::launch::{self, plan, Args, Launch};
+use super::stats::Counters;
 
 const SHIM: &str = include_str!("shim.h");
 
@@ -148,15 +154,6 @@ impl Simulator {
     }
 }
 
-/// The entry points a module declares (`TDSL_ENTRY void NAME(`).
-pub(crate) fn entries(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("TDSL_ENTRY void "))
-        .filter_map(|rest| rest.split('(').next())
-        .map(|name| name.trim().to_owned())
-        .collect()
-}
-
 /// One translation unit: the shim, each module in a namespace of its own, and C wrappers that
 /// unpack an argument block for each entry.
 fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
@@ -164,7 +161,7 @@ fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
     let mut unit = String::from(SHIM);
     let mut all = Vec::new();
     for (k, text) in texts.iter().enumerate() {
-        let names = entries(text);
+        let names = launch::entries(text);
         unit.push_str(&format!(
             "namespace tdsl_module_{k} {{\n#line 1 \"module_{k}.cu\"\n{text}\n}}\n"
         ));
@@ -207,4 +204,39 @@ fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
         .map_err(|error| CudaError::HostCompiler(error.to_string()))?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok((library, all))
+}
+
+impl Simulator {
+    /// Runs one proven step with the module of `text`, compiling it first if needed. The
+    /// simulator's memory is the host's, so a step over a GPU's memory is refused.
+    pub(crate) fn run_step<T: Element, const L: usize, const N: usize>(
+        &self,
+        text: &str,
+        step: Step<'_, T, L, N>,
+        scalars: &[T],
+        counters: &Counters,
+    ) -> Result<(), CudaError> {
+        if step.memory() != [Memory::Host; 2] {
+            return Err(CudaError::DeviceMismatch);
+        }
+        let module = self.module(text, counters)?;
+        let (launch, narrow) = plan(&step);
+        let mut partial: Vec<T> = Vec::new();
+        if let Launch::Scalar { grid } = launch {
+            partial = vec![T::ZERO; grid as usize];
+        }
+        let args = Args::new(&step, scalars)
+            .with_partials(Some(partial.as_mut_ptr() as u64), partial.len())
+            .bytes();
+        for pass in launch.passes(narrow) {
+            counters.launched();
+            // SAFETY: `step` proved every offset its loops reach inside the buffers of its
+            // target and operands, and holds their borrows for the launch; the kernels address
+            // exactly those offsets (and `partial`, which has one element per block of the
+            // first pass). Non-injective targets run on one thread, so no two threads write
+            // one element.
+            unsafe { module.launch(&pass.entry, &args, pass.grid, pass.block, pass.barriers) }?;
+        }
+        Ok(())
+    }
 }

@@ -8,11 +8,14 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-use crate::access::{Access, Operand, TargetAccess, TargetOwned};
-use crate::view::{RawLayout, TensorView};
-use crate::{Element, IntoShape, Tensor};
+use crate::element::Element;
+use crate::operand::access::{Access, Operand, RawAccess, TargetAccess, TargetOwned};
+use crate::tensor::layout::RawLayout;
+use crate::tensor::TensorView;
+use crate::tensor::{IntoShape, Tensor};
 
-use super::{Backend, CudaDevice, CudaError};
+use super::device::CudaDevice;
+use super::error::CudaError;
 
 /// A tensor in a device's memory. `tensor!` runs statements whose tensors are all
 /// `CudaTensor`s on their device. Made row-major; [`permuted_axes`](Self::permuted_axes) and
@@ -45,9 +48,9 @@ impl<T: Element> CudaTensor<T> {
     /// A copy of `tensor` on `device`.
     pub fn from_host(device: &CudaDevice, tensor: &Tensor<T>) -> Result<Self, CudaError> {
         let layout = RawLayout::new(tensor.shape().to_vec(), tensor.strides().to_vec(), 0);
-        let storage = match &device.inner.backend {
-            Backend::Simulator(_) => Storage::Host(tensor.as_slice().to_vec()),
-            Backend::Gpu(gpu) => {
+        let storage = match device.gpu() {
+            None => Storage::Host(tensor.as_slice().to_vec()),
+            Some(gpu) => {
                 // One element at least: the driver allocates no empty buffers.
                 let buffer = if tensor.is_empty() {
                     gpu.stream.alloc_zeros::<T>(1)?
@@ -186,7 +189,7 @@ impl<T: Element> std::fmt::Debug for CudaTensor<T> {
 
 impl<T: Element> Operand for CudaTensor<T> {
     type Elem = T;
-    type Extents = crate::extents::Dynamic;
+    type Extents = crate::operand::extents::Dynamic;
     fn __tdsl_shape(&self) -> &[usize] {
         self.shape()
     }
@@ -195,8 +198,7 @@ impl<T: Element> Operand for CudaTensor<T> {
         let layout = &self.layout;
         // On a GPU the pointer is a device address: the access says which memory it is into,
         // so only this device's launches use it.
-        Access::new(data, len, &layout.shape, &layout.strides, layout.offset)
-            .in_memory(self.device.memory())
+        Access::new(RawAccess::over(data, len, layout)).in_memory(self.device.memory())
     }
 }
 
@@ -211,7 +213,6 @@ impl<T: Element> TargetOwned for CudaTensor<T> {
             } => (*address as *mut T, buffer.len()),
         };
         let layout = &self.layout;
-        TargetAccess::new(data, len, &layout.shape, &layout.strides, layout.offset)
-            .in_memory(memory)
+        TargetAccess::new(RawAccess::over(data, len, layout)).in_memory(memory)
     }
 }

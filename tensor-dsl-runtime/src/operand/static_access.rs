@@ -6,10 +6,10 @@
 
 use std::marker::PhantomData;
 
-use crate::access::{Access, Memory, TargetAccess};
 use crate::element::Element;
-use crate::extents::{ExtentsType, StaticLayout, MAX_STATIC_RANK};
-use crate::step::Mode;
+
+use super::access::{Access, Memory, Mode, RawAccess, TargetAccess};
+use super::extents::{ExtentsType, StaticLayout, MAX_STATIC_RANK};
 
 /// Read access to the elements of an operand laid out as its extents type `E` says: `E`'s
 /// element count of contiguous values from `data`, addressed through `E`'s row-major strides
@@ -41,14 +41,18 @@ pub struct StaticTarget<'a, T, E> {
 /// exactly those elements, contiguous from the first. Nothing rests on `E`'s constants being
 /// consistent with each other: the count and the row-major rule are computed from the shape.
 #[inline(always)]
-fn matching_start<E: ExtentsType>(
+fn matching_start<E: ExtentsType, T>(
     _layout: &StaticLayout<E>,
-    shape: &[usize],
-    strides: &[isize],
-    offset: isize,
-    len: usize,
-    memory: Memory,
-) -> Option<(usize, usize)> {
+    access: &RawAccess<'_, T>,
+) -> Option<(*const T, usize)> {
+    let RawAccess {
+        shape,
+        strides,
+        offset,
+        len,
+        memory,
+        data,
+    } = *access;
     let rank = shape.len();
     if !E::STATIC || memory != Memory::Host || rank != E::RANK || rank > MAX_STATIC_RANK {
         return None;
@@ -64,7 +68,8 @@ fn matching_start<E: ExtentsType>(
         elements = elements.checked_mul(shape[axis])?;
     }
     let start = usize::try_from(offset).ok()?;
-    (start.checked_add(elements)? <= len).then_some((start, elements))
+    // In bounds: `start + elements <= len` is checked first.
+    (start.checked_add(elements)? <= len).then_some((data.wrapping_add(start), elements))
 }
 
 /// `Σ index[k]·strides[k]` over `E`'s strides, if every position lies inside its axis (each
@@ -95,17 +100,9 @@ impl<'a, T> Access<'a, T> {
         &self,
         layout: StaticLayout<E>,
     ) -> Option<StaticAccess<'a, T, E>> {
-        let (start, elements) = matching_start(
-            &layout,
-            self.shape,
-            self.strides,
-            self.offset,
-            self.len,
-            self.memory,
-        )?;
+        let (data, elements) = matching_start(&layout, &self.raw)?;
         Some(StaticAccess {
-            // In bounds: `start + elements <= len` was checked.
-            data: self.data.wrapping_add(start),
+            data,
             elements,
             _borrow: PhantomData,
             _extents: PhantomData,
@@ -120,16 +117,9 @@ impl<'a, T> TargetAccess<'a, T> {
         &self,
         layout: StaticLayout<E>,
     ) -> Option<StaticTarget<'a, T, E>> {
-        let (start, elements) = matching_start(
-            &layout,
-            self.shape,
-            self.strides,
-            self.offset,
-            self.len,
-            self.memory,
-        )?;
+        let (data, elements) = matching_start(&layout, &self.raw)?;
         Some(StaticTarget {
-            data: self.data.wrapping_add(start),
+            data: data.cast_mut(),
             elements,
             exclusive: self.exclusive,
             _borrow: PhantomData,
@@ -198,9 +188,9 @@ impl<T: Element, E: ExtentsType> StaticTarget<'_, T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{Operand, TargetOwned, TargetShared};
-    use crate::extents::{Dynamic, Extents0, Extents2};
-    use crate::Tensor;
+    use crate::operand::access::{Operand, TargetOwned, TargetShared};
+    use crate::operand::extents::{Dynamic, Extents0, Extents2};
+    use crate::tensor::Tensor;
 
     #[test]
     fn only_layouts_equal_to_the_static_one_become_static() {

@@ -5,7 +5,7 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::tensor::Tensor;
+use super::Tensor;
 
 #[derive(Serialize)]
 #[serde(rename = "Tensor")]

@@ -6,10 +6,6 @@
 
 use std::marker::PhantomData;
 
-use crate::access::TargetOwned;
-use crate::element::Element;
-use crate::tensor::Tensor;
-
 /// What every extents type says of itself: whether all of its extents are known at compile
 /// time. Generated code skips the run-time checks such extents already passed at compile time,
 /// and runs small statements over them as plain loops with constant bounds.
@@ -188,67 +184,6 @@ static_extents!(
     /// The extents of a static rank-4 tensor (`[[[[T; D]; C]; B]; A]`).
     Extents4, 4: 0 A, 1 B, 2 C, 3 D; beyond 4, 5, 6, 7
 );
-
-/// The tensor a `let` makes from the extent types of its indices, in left-hand order: a nested
-/// array where every extent is static (`(Extent<4>, Extent<3>)` → `[[T; 3]; 4]`), so the result
-/// keeps its shape in its type, else a [`Tensor`].
-pub trait LetResult<T: Element> {
-    /// The result's type.
-    type Output: TargetOwned<Elem = T>;
-    /// A zero-filled result of `shape` (the indices' checked extents).
-    fn zeros(shape: &[usize]) -> Self::Output;
-}
-
-/// The largest `let` result kept as a nested array on the stack (a build error beyond: a
-/// larger one would risk the thread's stack).
-pub const MAX_STACK_RESULT: usize = 128 << 10;
-
-macro_rules! let_result {
-    // Every extent static: a nested array.
-    (array $array:ty = $zero:expr; $($extent:ident),+) => {
-        impl<T: Element, $(const $extent: usize),+> LetResult<T> for ($(Extent<$extent>,)+) {
-            type Output = $array;
-            #[inline(always)]
-            fn zeros(_shape: &[usize]) -> $array {
-                const {
-                    assert!(
-                        std::mem::size_of::<$array>() <= MAX_STACK_RESULT,
-                        "a `let` over static extents is a nested array on the stack, and this one \
-                         is larger than 128 KiB: write the result into a boxed array or a \
-                         `Tensor` instead (`let mut c = Box::new([[0.0; N]; M]); c[i, j] = …`)"
-                    )
-                };
-                $zero
-            }
-        }
-    };
-    // Static extents up to the first dynamic one: a tensor, whatever follows.
-    (tensor [$($extent:ident),*] $($rest:ident),*) => {
-        impl<T: Element, $(const $extent: usize,)* $($rest),*> LetResult<T>
-            for ($(Extent<$extent>,)* Dynamic, $($rest,)*)
-        {
-            type Output = Tensor<T>;
-            fn zeros(shape: &[usize]) -> Tensor<T> {
-                Tensor::zeros(shape)
-            }
-        }
-    };
-}
-
-let_result!(array [T; A] = [T::ZERO; A]; A);
-let_result!(array [[T; B]; A] = [[T::ZERO; B]; A]; A, B);
-let_result!(array [[[T; C]; B]; A] = [[[T::ZERO; C]; B]; A]; A, B, C);
-let_result!(array [[[[T; D]; C]; B]; A] = [[[[T::ZERO; D]; C]; B]; A]; A, B, C, D);
-let_result!(tensor []);
-let_result!(tensor [] Y1);
-let_result!(tensor[A]);
-let_result!(tensor [] Y1, Y2);
-let_result!(tensor [A] Y2);
-let_result!(tensor [A, B]);
-let_result!(tensor [] Y1, Y2, Y3);
-let_result!(tensor [A] Y2, Y3);
-let_result!(tensor [A, B] Y3);
-let_result!(tensor [A, B, C]);
 
 /// What a tensor's type says of its layout, as values the compiler folds: whether every extent
 /// is static, and if so the extents (see [`ExtentsType`]). The prelude takes the extents of

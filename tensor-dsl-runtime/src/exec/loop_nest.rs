@@ -7,7 +7,9 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::element::Element;
-use crate::step::{Mode, Step};
+use crate::operand::access::Mode;
+
+use super::step::Step;
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
@@ -23,16 +25,9 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     body: impl Fn([T; N]) -> T + Sync,
 ) {
     step.assert_on_host();
-    let Step {
-        target,
-        mode,
-        alpha,
-        extents,
-        n_out,
-        operands,
-        injective,
-        ..
-    } = step;
+    let (target, operands) = (step.target(), step.operands());
+    let (mode, alpha, extents, n_out) = (step.mode(), step.alpha(), *step.extents(), step.n_out());
+    let injective = step.injective();
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
     let mut order = loop_order(&extents, n_out, &target.strides, &operand_strides);
@@ -616,8 +611,8 @@ fn visit<const L: usize, const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{Operand, TargetAccess, TargetOwned};
-    use crate::step::Axis;
+    use crate::exec::step::Axis;
+    use crate::operand::access::{Operand, TargetAccess, TargetOwned};
     use crate::tensor::Tensor;
 
     #[test]

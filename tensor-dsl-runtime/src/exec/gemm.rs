@@ -6,9 +6,11 @@
 use rayon::prelude::*;
 
 use crate::element::Element;
-use crate::kernel::evaluate;
-use crate::scratch::Scratch;
-use crate::step::{Bound, BoundTarget, Mode, Step};
+use crate::operand::access::{Memory, Mode};
+
+use super::loop_nest::evaluate;
+use super::scratch::Scratch;
+use super::step::{Bound, BoundTarget, Step};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,15 +60,15 @@ fn packed_layouts<T, const L: usize>(
     step: &Step<'_, T, L, 2>,
     plan: &GemmPlan<L>,
 ) -> Option<[Option<[isize; L]>; 2]> {
-    let extents = &step.extents;
+    let extents = &step.extents();
     let calls = plan.calls(extents);
     let roles = roles(step)?;
     if calls <= plan.batches {
         return None;
     }
     let total_work = plan.work.saturating_mul(plan.batches);
-    let [a, b] = &step.operands;
-    let target = &step.target.strides;
+    let [a, b] = &step.operands();
+    let target = &step.target().strides;
     // Loops of `role`, outermost (largest stride in `by`) first.
     let ranked = |role: Role, by: &[isize; L]| -> Vec<usize> {
         let mut loops: Vec<usize> = (0..L).filter(|&var| roles[var] == role).collect();
@@ -93,7 +95,7 @@ fn packed_layouts<T, const L: usize>(
             if !copy[which] {
                 continue;
             }
-            let operand = &step.operands[which];
+            let operand = &step.operands()[which];
             let mut sequence = ranked(Role::Batch, target);
             if which == 0 {
                 sequence.extend(ranked(own_role, target));
@@ -147,53 +149,39 @@ fn contract_packed<T: Element, const L: usize>(
     layouts: [Option<[isize; L]>; 2],
 ) {
     let lengths = (0..2).filter_map(|which| {
-        let operand = &step.operands[which];
+        let operand = &step.operands()[which];
         layouts[which].map(|_| {
             (0..L)
                 .filter(|&var| operand.uses >> var & 1 == 1)
-                .map(|var| step.extents[var])
+                .map(|var| step.extents()[var])
                 .product::<usize>()
         })
     });
     // Alive until the GEMMs below have run.
     let mut scratch = Scratch::<T>::with_lengths(lengths.collect::<Vec<_>>());
     let mut starts = scratch.starts().into_iter();
-    let mut operands = step.operands;
+    let mut operands = *step.operands();
     for (operand, layout) in operands.iter_mut().zip(layouts) {
         let Some(strides) = layout else { continue };
         let (start, len) = starts.next().expect("one buffer per copied operand");
-        let copy = Step::renumbered(
-            BoundTarget::raw(start, len, strides, operand.uses),
-            Mode::Assign,
-            T::from_f64(1.0),
-            &step.extents,
+        let copy = step.derived(
+            Some(BoundTarget::raw(start, len, strides, operand.uses)),
             [*operand],
+            Memory::Host,
         );
         evaluate(copy, |[x]| x);
         *operand = Bound::raw(start.cast_const(), len, strides, operand.uses);
     }
-    let packed = Step::assemble(
-        step.target.alias(),
-        step.mode,
-        step.alpha,
-        step.extents,
-        step.n_out,
-        operands,
-    );
+    let packed = step.with_operands(operands);
     let plan = GemmPlan::of(&packed, 0).expect("copying operands keeps a step a GEMM");
     run_gemms(packed, &plan);
 }
 
 /// Runs a step as the GEMM calls of `plan`.
 fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPlan<L>) {
-    let extents = step.extents;
-    let Step {
-        target,
-        mode,
-        alpha,
-        operands: [a, b],
-        ..
-    } = step;
+    let (extents, target, mode, alpha) =
+        (*step.extents(), step.target(), step.mode(), step.alpha());
+    let [a, b] = step.operands();
     let beta = match mode {
         Mode::Assign => T::ZERO,
         Mode::Add => T::from_f64(1.0),
@@ -234,20 +222,20 @@ fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPla
 /// extent above one used by the target and one operand only on the wrong side, summed in one
 /// operand only or in none, an operand read in place, or a target whose points share elements.
 fn roles<T, const L: usize>(step: &Step<'_, T, L, 2>) -> Option<[Role; L]> {
-    let [a, b] = &step.operands;
-    if a.in_place || b.in_place || !step.injective {
+    let [a, b] = &step.operands();
+    if a.in_place || b.in_place || !step.injective() {
         return None;
     }
     let mut roles = [Role::Batch; L];
     for (var, role) in roles.iter_mut().enumerate() {
         let uses = |mask: u64| mask >> var & 1 == 1;
-        *role = match (uses(a.uses), uses(b.uses), var < step.n_out) {
+        *role = match (uses(a.uses), uses(b.uses), var < step.n_out()) {
             (true, true, true) => Role::Batch,
             (true, false, true) => Role::Left,
             (false, true, true) => Role::Right,
             (true, true, false) => Role::Contracted,
             // A loop of extent one changes no address: any role that GEMM ignores.
-            _ if step.extents[var] <= 1 => Role::Batch,
+            _ if step.extents()[var] <= 1 => Role::Batch,
             _ => return None,
         };
     }
@@ -363,7 +351,7 @@ impl<const L: usize> GemmPlan<L> {
     /// does fewer than `min_work` multiply-adds per batch (checked before allocating, so
     /// small steps cost no allocation).
     pub(crate) fn of<T>(step: &Step<'_, T, L, 2>, min_work: usize) -> Option<Self> {
-        let extents = &step.extents;
+        let extents = &step.extents();
         let roles = roles(step).filter(|_| !extents.contains(&0))?;
         let size = |role: Role| -> usize {
             (0..L)
@@ -376,9 +364,9 @@ impl<const L: usize> GemmPlan<L> {
             return None;
         }
         let strides = [
-            step.operands[0].strides,
-            step.operands[1].strides,
-            step.target.strides,
+            step.operands()[0].strides,
+            step.operands()[1].strides,
+            step.target().strides,
         ];
         Some(Self::merged(
             &roles,
@@ -513,8 +501,8 @@ fn merge<const L: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{Operand, TargetOwned};
-    use crate::step::Axis;
+    use crate::exec::step::Axis;
+    use crate::operand::access::{Operand, TargetOwned};
     use crate::tensor::Tensor;
 
     fn filled(shape: &[usize], seed: usize) -> Tensor<f64> {

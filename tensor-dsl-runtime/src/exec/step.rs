@@ -5,8 +5,8 @@
 
 use std::marker::PhantomData;
 
-use crate::access::{Access, Memory, TargetAccess};
 use crate::element::Element;
+use crate::operand::access::{Access, Memory, Mode, RawAccess, TargetAccess};
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,17 +15,6 @@ pub enum Axis {
     Loop(usize),
     /// The axis stays at this position.
     Fixed(usize),
-}
-
-/// How a kernel combines its value with the target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode<T> {
-    /// `target = value`
-    Assign,
-    /// `target += value`
-    Add,
-    /// `target = β · target + value` (the GEMM update)
-    Scale(T),
 }
 
 /// An operand access with the axes it is read through, not yet proven (see [`Step::new`]).
@@ -90,17 +79,15 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
     /// # Panics
     /// On a rank, extent or position mismatch: generated code checks these earlier with messages
     /// for users, so reaching one of these panics is a bug in the caller.
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        data: *const T,
-        len: usize,
-        shape: &[usize],
-        strides: &[isize],
-        offset: isize,
-        axes: &[Axis],
-        extents: &[usize; L],
-        in_place: bool,
-    ) -> Self {
+    fn new(access: &RawAccess<'a, T>, axes: &[Axis], extents: &[usize; L], in_place: bool) -> Self {
+        let RawAccess {
+            data,
+            len,
+            shape,
+            strides,
+            offset,
+            ..
+        } = *access;
         assert_eq!(shape.len(), axes.len(), "tensor-dsl bug: rank not checked");
         let mut base = offset;
         let mut loop_strides = [0isize; L];
@@ -292,16 +279,67 @@ impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
 /// Built only by [`Step::new`] (from accesses and axes) or by the kernels from a step they were
 /// given; both prove the same facts, so a kernel given a `Step` needs no further checks.
 pub struct Step<'a, T, const L: usize, const N: usize> {
-    pub(crate) target: BoundTarget<'a, T, L>,
-    pub(crate) mode: Mode<T>,
-    pub(crate) alpha: T,
-    pub(crate) extents: [usize; L],
-    pub(crate) n_out: usize,
-    pub(crate) operands: [Bound<'a, T, L>; N],
+    target: BoundTarget<'a, T, L>,
+    mode: Mode<T>,
+    alpha: T,
+    extents: [usize; L],
+    n_out: usize,
+    operands: [Bound<'a, T, L>; N],
     /// No two target points share an element, so target loops may split across threads.
-    pub(crate) injective: bool,
+    injective: bool,
     /// Where the target's and the operands' elements live.
-    pub(crate) memory: [Memory; 2],
+    memory: [Memory; 2],
+}
+
+/// What a proven step holds, read-only: the fields are private to this module, so a `Step`
+/// cannot be built or changed anywhere else, and the engines read it through these.
+impl<'a, T, const L: usize, const N: usize> Step<'a, T, L, N> {
+    /// The target, bound to the loops (it uses exactly the first `n_out`).
+    pub(crate) fn target(&self) -> &BoundTarget<'a, T, L> {
+        &self.target
+    }
+
+    /// How values combine with the target (β = 0 already made `Assign`).
+    pub(crate) fn mode(&self) -> Mode<T>
+    where
+        T: Copy,
+    {
+        self.mode
+    }
+
+    /// The factor every point's sum is scaled by (1 for an empty sum).
+    pub(crate) fn alpha(&self) -> T
+    where
+        T: Copy,
+    {
+        self.alpha
+    }
+
+    /// The loops' extents, the target's first.
+    pub(crate) fn extents(&self) -> &[usize; L] {
+        &self.extents
+    }
+
+    /// How many of the loops are the target's.
+    pub(crate) fn n_out(&self) -> usize {
+        self.n_out
+    }
+
+    /// The operands, bound to the loops.
+    pub(crate) fn operands(&self) -> &[Bound<'a, T, L>; N] {
+        &self.operands
+    }
+
+    /// No two target points share an element, so target loops may split across threads.
+    pub(crate) fn injective(&self) -> bool {
+        self.injective
+    }
+
+    /// Where the target's and the operands' elements live.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn memory(&self) -> [Memory; 2] {
+        self.memory
+    }
 }
 
 impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
@@ -323,48 +361,26 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
         operands: [Use<'a, T>; N],
     ) -> Self {
         let access = target.target;
-        let read = Bound::new(
-            access.data,
-            access.len,
-            access.shape,
-            access.strides,
-            access.offset,
-            target.axes,
-            &extents,
-            false,
-        );
+        let read = Bound::new(&access.raw, target.axes, &extents, false);
         let target_bound = BoundTarget {
-            data: access.data,
+            data: access.data_mut(),
             len: read.len,
             base: read.base,
             strides: read.strides,
             uses: read.uses,
             _borrow: PhantomData,
         };
-        let memories = operands.each_ref().map(|operand| operand.access.memory);
-        let operand_memory = memories.first().copied().unwrap_or(access.memory);
+        let memories = operands.each_ref().map(|operand| operand.access.raw.memory);
+        let operand_memory = memories.first().copied().unwrap_or(access.raw.memory);
         assert!(
             memories.iter().all(|&memory| memory == operand_memory),
             "a statement's operands live in different memories (host and device, or two \
              devices): put every tensor of the statement on one device"
         );
-        let operands = operands.map(|Use { access, axes }| {
-            Bound::new(
-                access.data,
-                access.len,
-                access.shape,
-                access.strides,
-                access.offset,
-                axes,
-                &extents,
-                access.in_place,
-            )
-        });
-        let memory = [access.memory, operand_memory];
-        Step {
-            memory,
-            ..Step::assemble(target_bound, mode, alpha, extents, n_out, operands)
-        }
+        let operands = operands
+            .map(|Use { access, axes }| Bound::new(&access.raw, axes, &extents, access.in_place));
+        let memory = [access.raw.memory, operand_memory];
+        Step::assemble(target_bound, mode, alpha, extents, n_out, operands, memory)
     }
 
     /// Stops a host kernel from running a step over device memory.
@@ -381,19 +397,67 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
         );
     }
 
-    /// The step writing `output` from `operands` over loops numbered for any statement
-    /// (strides and `uses` by loop), summing the loops they use that it does not: loops are
-    /// renumbered so the output's come first, and loops none of them uses get extent 1. The
-    /// step is proven afresh, so nothing here is trusted.
+    /// A step derived from this one, over the same loops: it writes `output` (a temporary of
+    /// the caller's, assigned with α = 1) or, for `None`, this step's target (with its mode and
+    /// α), from `operands` (this step's, or temporaries), all of them in `memory` but this
+    /// step's own target, which stays where it is. The engines split a step into such parts
+    /// (pairwise contractions, copies of an operand into a better layout); each is proven
+    /// afresh, so nothing the caller passes is trusted, and the caller runs the parts or this
+    /// step, never both.
     ///
     /// # Panics
     /// As [`Step::new`].
-    pub(crate) fn renumbered(
+    pub(crate) fn derived<const M: usize>(
+        &self,
+        output: Option<BoundTarget<'a, T, L>>,
+        operands: [Bound<'a, T, L>; M],
+        memory: Memory,
+    ) -> Step<'a, T, L, M> {
+        let (output, mode, alpha, written) = match output {
+            Some(temporary) => (temporary, Mode::Assign, T::from_f64(1.0), memory),
+            None => (self.target.alias(), self.mode, self.alpha, self.memory[0]),
+        };
+        Step::renumbered(
+            output,
+            mode,
+            alpha,
+            &self.extents,
+            operands,
+            [written, memory],
+        )
+    }
+
+    /// This step reading `operands` instead of its own (temporaries holding their elements,
+    /// in another layout), over the same loops, proven afresh; the caller runs it instead of
+    /// this step.
+    ///
+    /// # Panics
+    /// As [`Step::new`].
+    pub(crate) fn with_operands(&self, operands: [Bound<'a, T, L>; N]) -> Self {
+        Step::assemble(
+            self.target.alias(),
+            self.mode,
+            self.alpha,
+            self.extents,
+            self.n_out,
+            operands,
+            self.memory,
+        )
+    }
+
+    /// The step writing `output` from `operands` over loops numbered for any statement
+    /// (strides and `uses` by loop), summing the loops they use that it does not: loops are
+    /// renumbered so the output's come first, and loops none of them uses get extent 1.
+    ///
+    /// # Panics
+    /// As [`Step::new`].
+    fn renumbered(
         output: BoundTarget<'a, T, L>,
         mode: Mode<T>,
         alpha: T,
         extents: &[usize; L],
         operands: [Bound<'a, T, L>; N],
+        memory: [Memory; 2],
     ) -> Self {
         let kept = output.uses;
         let involved = operands.iter().fold(kept, |mask, o| mask | o.uses);
@@ -417,6 +481,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             new_extents,
             kept.count_ones() as usize,
             operands.map(|operand| operand.reordered(&order)),
+            memory,
         )
     }
 
@@ -424,13 +489,14 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
     ///
     /// # Panics
     /// As [`Step::new`].
-    pub(crate) fn assemble(
+    fn assemble(
         target: BoundTarget<'a, T, L>,
         mode: Mode<T>,
         alpha: T,
         extents: [usize; L],
         n_out: usize,
         operands: [Bound<'a, T, L>; N],
+        memory: [Memory; 2],
     ) -> Self {
         assert!(
             L <= 64 && n_out <= L,
@@ -490,7 +556,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             n_out,
             operands,
             injective,
-            memory: [Memory::Host; 2],
+            memory,
         }
     }
 }
@@ -498,7 +564,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{Operand, TargetOwned, TargetShared};
+    use crate::operand::access::{Operand, TargetOwned, TargetShared};
     use crate::tensor::Tensor;
 
     #[test]
@@ -590,7 +656,7 @@ mod tests {
     #[cfg(feature = "cuda")]
     #[test]
     fn host_kernels_refuse_device_memory() {
-        use crate::network::PlanCache;
+        use crate::exec::network::PlanCache;
         let device = Memory::Device(7);
         let a = Tensor::<f64>::from_fn([4, 40], |ix| ix[1] as f64);
         let b = Tensor::<f64>::from_fn([40, 4], |ix| ix[0] as f64);
@@ -612,9 +678,9 @@ mod tests {
                     ],
                 );
                 match kernel {
-                    0 => crate::kernel::evaluate(step, |[x, y]| x * y),
-                    1 => crate::gemm::contract(step),
-                    _ => crate::network::contract_network(step, &PlanCache::new()),
+                    0 => crate::exec::loop_nest::evaluate(step, |[x, y]| x * y),
+                    1 => crate::exec::gemm::contract(step),
+                    _ => crate::exec::network::contract_network(step, &PlanCache::new()),
                 }
             }));
             let message = outcome.unwrap_err();

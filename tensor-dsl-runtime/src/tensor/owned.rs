@@ -6,8 +6,9 @@ use std::ops::{Index, IndexMut};
 
 use crate::element::Element;
 use crate::error::{ShapeError, ShapeErrorKind};
-use crate::shape::{element_count, row_major_strides, IntoShape};
-use crate::view::{flat_offset, RawLayout, TensorView, TensorViewMut};
+
+use super::layout::{element_count, flat_offset, outside, row_major_strides, IntoShape, RawLayout};
+use super::view::{TensorView, TensorViewMut};
 
 /// An owned tensor: elements stored contiguously in row-major order (last axis fastest).
 ///
@@ -454,12 +455,6 @@ impl<T: fmt::Display> fmt::Display for Tensor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.view(), f)
     }
-}
-
-#[track_caller]
-#[cold]
-pub(crate) fn outside(index: &[usize], shape: &[usize]) -> ! {
-    panic!("index {index:?} is outside shape {shape:?}")
 }
 
 #[cfg(test)]

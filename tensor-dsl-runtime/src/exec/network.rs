@@ -6,12 +6,13 @@
 
 use std::sync::Mutex;
 
-use crate::access::Memory;
 use crate::element::Element;
-use crate::gemm::{contract, gemm_cost, row_major};
-use crate::kernel::evaluate;
-use crate::scratch::Scratch;
-use crate::step::{Bound, BoundTarget, Mode, Step};
+use crate::operand::access::Memory;
+
+use super::gemm::{contract, gemm_cost, row_major};
+use super::loop_nest::evaluate;
+use super::scratch::Scratch;
+use super::step::{Bound, BoundTarget, Step};
 
 /// Each temporary's element count and loop strides.
 type Temporaries<const L: usize> = Vec<(usize, [isize; L])>;
@@ -37,6 +38,7 @@ struct Planned {
 }
 
 impl PlanCache {
+    /// An empty cache (one per call site, in a `static`).
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
         PlanCache {
@@ -93,9 +95,9 @@ pub(crate) fn product<T: Element, const N: usize>(values: [T; N]) -> T {
 /// compute, a target whose points are distinct, no factor read in place.
 pub(crate) fn pairwise<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) -> bool {
     N >= 3
-        && step.injective
-        && step.operands.iter().all(|operand| !operand.in_place)
-        && !step.extents.contains(&0)
+        && step.injective()
+        && step.operands().iter().all(|operand| !operand.in_place)
+        && !step.extents().contains(&0)
 }
 
 /// A product step as pairwise contractions: their order, the loops each intermediate keeps,
@@ -115,16 +117,16 @@ impl<const L: usize> Pairing<L> {
     /// # Panics
     /// If a temporary's element count overflows `usize` (no such buffer could exist).
     pub(crate) fn new<T, const N: usize>(step: &Step<'_, T, L, N>, cache: &PlanCache) -> Self {
-        let extents = step.extents;
-        let out = step.target.uses;
-        let factors = step.operands.map(|o| o.uses);
-        let strides: Vec<[isize; L]> = step.operands.iter().map(|o| o.strides).collect();
+        let extents = *step.extents();
+        let out = step.target().uses;
+        let factors = step.operands().map(|o| o.uses);
+        let strides: Vec<[isize; L]> = step.operands().iter().map(|o| o.strides).collect();
         let key: Vec<isize> = (extents.iter().map(|&e| e as isize))
             .chain(strides.iter().flatten().copied())
-            .chain(step.target.strides)
+            .chain(step.target().strides)
             .collect();
         let planned = cache.planned(key, || {
-            choose(&extents, &factors, out, &strides, &step.target.strides)
+            choose(&extents, &factors, out, &strides, &step.target().strides)
         });
         let vars = intermediates(&factors, out, &planned.order);
         let temporaries = planned
@@ -161,7 +163,7 @@ impl<const L: usize> Pairing<L> {
             "tensor-dsl bug: one buffer per temporary"
         );
         let part = |p: usize| match p.checked_sub(N) {
-            None => step.operands[p],
+            None => step.operands()[p],
             Some(t) => Bound::raw(
                 buffers[t].0.cast_const(),
                 buffers[t].1,
@@ -173,20 +175,10 @@ impl<const L: usize> Pairing<L> {
             .iter()
             .enumerate()
             .map(|(k, &(x, y))| {
-                let (output, mode, alpha, written) = match buffers.get(k) {
-                    Some(&(start, len)) => (
-                        BoundTarget::raw(start, len, self.temporaries[k].1, self.vars[N + k]),
-                        Mode::Assign,
-                        T::from_f64(1.0),
-                        memory,
-                    ),
-                    None => (step.target.alias(), step.mode, step.alpha, step.memory[0]),
-                };
-                let pair = Step::renumbered(output, mode, alpha, &step.extents, [part(x), part(y)]);
-                Step {
-                    memory: [written, memory],
-                    ..pair
-                }
+                let output = buffers.get(k).map(|&(start, len)| {
+                    BoundTarget::raw(start, len, self.temporaries[k].1, self.vars[N + k])
+                });
+                step.derived(output, [part(x), part(y)], memory)
             })
             .collect()
     }

@@ -1,24 +1,80 @@
 //! Operand types → where a statement runs. Generated code (with feature `cuda`) asks the
-//! statement's first tensor for its backend and every other tensor to be on the same kind, a
-//! type error on the offending operand otherwise; each step then goes to the host kernels or
-//! to the device. Invariant: host kernels only ever see host tensors' steps (the kind is a
-//! type), and a device launch only steps over that device's memory (checked per statement).
+//! statement's first tensor for its [`Backend`] and every other tensor to be on the same kind,
+//! a type error on the offending operand otherwise; each proven step then goes to the backend
+//! with its code in every form a backend runs (the host closure, the device [`StepModule`]).
+//! [`Host`] is the engines of this room; a device backend is a sibling room's (`cuda/`).
+//! Invariant: host engines only ever see host tensors' steps (the kind is a type), and a device
+//! runs only steps over its own memory (checked per step).
 
-use crate::access::Witness;
-use crate::extents::LetResult;
-use crate::network::PlanCache;
-use crate::step::Step;
-use crate::{Element, Tensor, TensorView, TensorViewMut};
+use crate::element::Element;
+use crate::operand::access::Witness;
+use crate::operand::array::LetResult;
+use crate::tensor::{Tensor, TensorView, TensorViewMut};
 
-use super::{CudaDevice, CudaTensor, Kernel};
+use super::network::PlanCache;
+use super::step::Step;
+
+/// A step's device code: the text of its CUDA module for each element type, and the module's
+/// shape (what the compiler's `emit::cuda::ModuleShape` says). Handed to every backend beside
+/// the host closure; the host ignores it. Made only through the unsafe [`StepModule::new`]: the
+/// text becomes machine code that runs with the step's pointers.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub struct StepModule<'t> {
+    f32: &'t str,
+    f64: &'t str,
+    pub(crate) operands: usize,
+    pub(crate) loops: usize,
+    pub(crate) target_loops: usize,
+    pub(crate) scalars: usize,
+}
+
+impl<'t> StepModule<'t> {
+    /// A step's modules and shape.
+    ///
+    /// # Safety
+    /// Each text must be a module `tensor-dsl-compiler` wrote for a step of this shape (its
+    /// `cuda::step_module`): such a module reads operand `k` and writes the target only at
+    /// `Σ index · stride` over the launch's extents, the offsets a proven `Step` covers, and
+    /// runs no other code. Any other text is run as is, with the step's pointers.
+    #[allow(clippy::too_many_arguments)]
+    pub const unsafe fn new(
+        f32: &'t str,
+        f64: &'t str,
+        operands: usize,
+        loops: usize,
+        target_loops: usize,
+        scalars: usize,
+    ) -> Self {
+        StepModule {
+            f32,
+            f64,
+            operands,
+            loops,
+            target_loops,
+            scalars,
+        }
+    }
+
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn text<T: Element>(&self) -> &'t str {
+        if std::mem::size_of::<T>() == 4 {
+            self.f32
+        } else {
+            self.f64
+        }
+    }
+}
 
 /// Kind of the host backend.
 pub struct OnHost;
-/// Kind of a CUDA device (or the simulator).
+/// Kind of a device backend (a CUDA device or the simulator, feature `cuda`).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub struct OnDevice;
 
 /// Where a statement's steps run; what generated code calls for each of them.
 pub trait Backend {
+    /// [`OnHost`] or [`OnDevice`]: which tensors the backend reads and writes ([`RunsOn`]).
     type Kind;
     /// The tensor a `let` makes.
     type Tensor<T: Element>;
@@ -37,19 +93,19 @@ pub trait Backend {
         extents: E,
         shape: [usize; R],
     ) -> Self::Result<W::Elem, E>;
-    /// A loop-nest step: `body` on the host, `kernel` on a device.
+    /// A loop-nest step: `body` on the host, `module` on a device.
     fn evaluate<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
         body: impl Fn([T; N]) -> T + Sync,
-        kernel: &Kernel<'_>,
+        module: &StepModule<'_>,
         scalars: &[T],
     );
     /// A two-tensor contraction step.
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
-        kernel: &Kernel<'_>,
+        module: &StepModule<'_>,
         scalars: &[T],
     );
     /// A product of three or more tensors.
@@ -57,12 +113,12 @@ pub trait Backend {
         &self,
         step: Step<'_, T, L, N>,
         cache: &PlanCache,
-        kernel: &Kernel<'_>,
+        module: &StepModule<'_>,
         scalars: &[T],
     );
 }
 
-/// The host: the kernels of `kernel.rs`, `gemm.rs` and `network.rs`.
+/// The host: the engines of `loop_nest.rs`, `gemm.rs` and `network.rs`.
 pub struct Host;
 
 impl Backend for Host {
@@ -91,101 +147,39 @@ impl Backend for Host {
         &self,
         step: Step<'_, T, L, N>,
         body: impl Fn([T; N]) -> T + Sync,
-        _kernel: &Kernel<'_>,
+        _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        crate::kernel::evaluate(step, body)
+        super::loop_nest::evaluate(step, body)
     }
     #[inline(always)]
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
-        _kernel: &Kernel<'_>,
+        _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        crate::gemm::contract(step)
+        super::gemm::contract(step)
     }
     #[inline(always)]
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
         cache: &PlanCache,
-        _kernel: &Kernel<'_>,
+        _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        crate::network::contract_network(step, cache)
-    }
-}
-
-/// A device: every step is its generated module, launched there.
-pub struct Device(pub(crate) CudaDevice);
-
-/// A device failure inside `tensor!`: a panic with the error's message at the macro call.
-#[track_caller]
-fn or_panic<V>(result: Result<V, super::CudaError>) -> V {
-    match result {
-        Ok(value) => value,
-        Err(error) => panic!("{error}"),
-    }
-}
-
-impl Backend for Device {
-    type Kind = OnDevice;
-    type Tensor<T: Element> = CudaTensor<T>;
-    /// Device tensors' extents are dynamic, so a `let` is a device tensor.
-    type Result<T: Element, E: LetResult<T>> = CudaTensor<T>;
-    #[track_caller]
-    fn zeros<W: Witness + ?Sized, const R: usize>(
-        &self,
-        _witness: &W,
-        shape: [usize; R],
-    ) -> CudaTensor<W::Elem> {
-        or_panic(CudaTensor::zeros(&self.0, shape))
-    }
-    #[track_caller]
-    fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
-        &self,
-        witness: &W,
-        _extents: E,
-        shape: [usize; R],
-    ) -> CudaTensor<W::Elem> {
-        self.zeros(witness, shape)
-    }
-    #[track_caller]
-    fn evaluate<T: Element, const L: usize, const N: usize>(
-        &self,
-        step: Step<'_, T, L, N>,
-        _body: impl Fn([T; N]) -> T + Sync,
-        kernel: &Kernel<'_>,
-        scalars: &[T],
-    ) {
-        or_panic(self.0.run_step(kernel, step, scalars))
-    }
-    #[track_caller]
-    fn contract<T: Element, const L: usize>(
-        &self,
-        step: Step<'_, T, L, 2>,
-        kernel: &Kernel<'_>,
-        scalars: &[T],
-    ) {
-        or_panic(self.0.run_contraction(kernel, step, scalars))
-    }
-    #[track_caller]
-    fn contract_network<T: Element, const L: usize, const N: usize>(
-        &self,
-        step: Step<'_, T, L, N>,
-        cache: &PlanCache,
-        kernel: &Kernel<'_>,
-        scalars: &[T],
-    ) {
-        or_panic(self.0.run_network(kernel, step, cache, scalars))
+        super::network::contract_network(step, cache)
     }
 }
 
 /// A tensor type's backend.
 pub trait OnBackend {
+    /// The backend's kind.
     type Kind;
+    /// The backend that runs statements over tensors of this type.
     type Backend: Backend<Kind = Self::Kind>;
+    /// This tensor's backend (a device tensor's device).
     fn __tdsl_backend(&self) -> Self::Backend;
 }
 
@@ -202,14 +196,6 @@ macro_rules! on_host {
 }
 
 on_host!(Tensor<T>, TensorView<'_, T>, TensorViewMut<'_, T>);
-
-impl<T: Element> OnBackend for CudaTensor<T> {
-    type Kind = OnDevice;
-    type Backend = Device;
-    fn __tdsl_backend(&self) -> Device {
-        Device(self.device().clone())
-    }
-}
 
 impl<X: OnBackend + ?Sized> OnBackend for &X {
     type Kind = X::Kind;
@@ -238,7 +224,6 @@ pub trait RunsOn<K> {}
 impl<T: Element> RunsOn<OnHost> for Tensor<T> {}
 impl<T: Element> RunsOn<OnHost> for TensorView<'_, T> {}
 impl<T: Element> RunsOn<OnHost> for TensorViewMut<'_, T> {}
-impl<T: Element> RunsOn<OnDevice> for CudaTensor<T> {}
 impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &X {}
 impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &mut X {}
 
@@ -250,8 +235,11 @@ pub struct Probe<'a, X: ?Sized>(pub &'a X);
 
 /// A tensor type's own backend (see [`Probe`]).
 pub trait OwnBackend<'a> {
+    /// The tensor type's backend.
     type Backend;
+    /// The tensor's type.
     type Tensor: ?Sized;
+    /// The backend the statement's steps go to.
     fn __tdsl_probe_backend(&self) -> Self::Backend;
     /// The tensor itself, for [`same_backend`].
     fn __tdsl_probe_tensor(&self) -> &'a Self::Tensor;
@@ -270,7 +258,9 @@ impl<'a, X: OnBackend + ?Sized> OwnBackend<'a> for &Probe<'a, X> {
 
 /// Operand types without a backend of their own run on the host (see [`Probe`]).
 pub trait HostBackend {
+    /// The host.
     fn __tdsl_probe_backend(&self) -> Host;
+    /// A stand-in for the tensor, for [`same_backend`]: host memory.
     fn __tdsl_probe_tensor(&self) -> &'static HostOperand;
 }
 

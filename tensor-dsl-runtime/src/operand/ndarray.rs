@@ -6,15 +6,18 @@
 
 use ndarray::{ArrayBase, ArrayD, Data, DataMut, Dimension, IxDyn, RawData};
 
-use crate::access::{Access, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, WritableView};
 use crate::element::Element;
-use crate::extents::{Dynamic, StaticRank};
 use crate::tensor::Tensor;
+
+use super::access::{
+    Access, Operand, RawAccess, ReadOnlyTarget, TargetAccess, TargetOwned, WritableView,
+};
+use super::extents::{Dynamic, StaticRank};
 
 /// The extents type of an ndarray dimension: a fixed rank, or [`Dynamic`] for `IxDyn`.
 pub trait NdExtents {
     /// [`StaticRank<R>`] or [`Dynamic`].
-    type Extents: crate::extents::ExtentsType;
+    type Extents: crate::operand::extents::ExtentsType;
 }
 
 macro_rules! fixed_rank {
@@ -65,7 +68,13 @@ where
     }
     fn __tdsl_operand(&self) -> Access<'_, S::Elem> {
         let (data, len, offset) = span(self.as_ptr(), self.shape(), self.strides());
-        Access::new(data, len, self.shape(), self.strides(), offset)
+        Access::new(RawAccess::new(
+            data,
+            len,
+            self.shape(),
+            self.strides(),
+            offset,
+        ))
     }
 }
 
@@ -80,7 +89,13 @@ where
         // `as_mut_ptr` first: for a shared (`ArcArray`) array it makes the data unique.
         let first = self.as_mut_ptr();
         let (data, len, offset) = span(first.cast_const(), self.shape(), self.strides());
-        TargetAccess::new(data.cast_mut(), len, self.shape(), self.strides(), offset)
+        TargetAccess::new(RawAccess::new(
+            data,
+            len,
+            self.shape(),
+            self.strides(),
+            offset,
+        ))
     }
 }
 

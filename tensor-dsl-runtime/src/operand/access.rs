@@ -5,45 +5,46 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
-use crate::extents::{Dynamic, ExtentsType};
+use crate::tensor::layout::RawLayout;
 use crate::tensor::Tensor;
-use crate::view::{RawLayout, TensorView, TensorViewMut};
+use crate::tensor::{TensorView, TensorViewMut};
 
-/// Read access to the elements of an operand for the duration of one statement.
-///
-/// Holds a raw pointer: it may coexist with the [`TargetAccess`] of the same tensor (the
-/// in-place reads of `c[i, j] = 2 * c[i, j] + ...`), and it never crosses threads.
-pub struct Access<'a, T> {
+use super::extents::{Dynamic, ExtentsType};
+
+/// How a kernel combines its value with the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode<T> {
+    /// `target = value`
+    Assign,
+    /// `target += value`
+    Add,
+    /// `target = β · target + value` (the GEMM update)
+    Scale(T),
+}
+
+/// What every access of a statement holds: a pointer into a buffer of `len` elements, the
+/// layout it is read or written through (`offset + Σ index·stride`), and the memory the buffer
+/// is in. Nothing here is proven: `Step::new` checks every offset a loop nest reaches against
+/// `len` before any element is touched.
+pub(crate) struct RawAccess<'a, T> {
     pub(crate) data: *const T,
     pub(crate) len: usize,
     pub(crate) shape: &'a [usize],
     pub(crate) strides: &'a [isize],
     pub(crate) offset: isize,
-    /// Made by [`TargetAccess::read`]: the target's own elements.
-    pub(crate) in_place: bool,
     pub(crate) memory: Memory,
-    _borrow: PhantomData<&'a T>,
 }
 
-/// Where an access's elements live. Host kernels dereference pointers, so they run only steps
-/// over host memory; a device's pointers are only ever handed to that device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Memory {
-    Host,
-    /// A CUDA device's memory (the number tells devices apart).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    Device(usize),
-}
-
-impl<T> Clone for Access<'_, T> {
+impl<T> Clone for RawAccess<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for Access<'_, T> {}
+impl<T> Copy for RawAccess<'_, T> {}
 
-impl<'a, T> Access<'a, T> {
+impl<'a, T> RawAccess<'a, T> {
+    /// A layout over a host buffer of `len` elements from `data`.
     pub(crate) fn new(
         data: *const T,
         len: usize,
@@ -51,22 +52,19 @@ impl<'a, T> Access<'a, T> {
         strides: &'a [isize],
         offset: isize,
     ) -> Self {
-        Access {
+        RawAccess {
             data,
             len,
             shape,
             strides,
             offset,
-            in_place: false,
             memory: Memory::Host,
-            _borrow: PhantomData,
         }
     }
 
-    /// The same access, its pointer being into `memory`.
-    #[cfg(feature = "cuda")]
-    pub(crate) fn in_memory(self, memory: Memory) -> Self {
-        Access { memory, ..self }
+    /// A view's layout over a host buffer of `len` elements from `data`.
+    pub(crate) fn over(data: *const T, len: usize, layout: &'a RawLayout) -> Self {
+        RawAccess::new(data, len, &layout.shape, &layout.strides, layout.offset)
     }
 
     /// The first and last byte address the whole layout can reach, or `None` if it has no
@@ -93,21 +91,64 @@ impl<'a, T> Access<'a, T> {
             start.wrapping_add_signed(high * size as isize),
         ))
     }
+}
+
+/// Read access to the elements of an operand for the duration of one statement.
+///
+/// Holds a raw pointer: it may coexist with the [`TargetAccess`] of the same tensor (the
+/// in-place reads of `c[i, j] = 2 * c[i, j] + ...`), and it never crosses threads.
+pub struct Access<'a, T> {
+    pub(crate) raw: RawAccess<'a, T>,
+    /// Made by [`TargetAccess::read`]: the target's own elements.
+    pub(crate) in_place: bool,
+    _borrow: PhantomData<&'a T>,
+}
+
+/// Where an access's elements live. Host kernels dereference pointers, so they run only steps
+/// over host memory; a device's pointers are only ever handed to that device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Memory {
+    Host,
+    /// A CUDA device's memory (the number tells devices apart).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Device(usize),
+}
+
+impl<T> Clone for Access<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Access<'_, T> {}
+
+impl<'a, T> Access<'a, T> {
+    /// Reads through `raw` for `'a` (its pointer from a borrow that lives as long).
+    pub(crate) fn new(raw: RawAccess<'a, T>) -> Self {
+        Access {
+            raw,
+            in_place: false,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same access, its pointer being into `memory`.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn in_memory(mut self, memory: Memory) -> Self {
+        self.raw.memory = memory;
+        self
+    }
 
     /// The operand's extents.
     pub fn shape(&self) -> &'a [usize] {
-        self.shape
+        self.raw.shape
     }
 }
 
 /// Write access to a target for the duration of one statement (see [`Access`] for why raw).
 pub struct TargetAccess<'a, T> {
-    pub(crate) data: *mut T,
-    pub(crate) len: usize,
-    pub(crate) shape: &'a [usize],
-    pub(crate) strides: &'a [isize],
-    pub(crate) offset: isize,
-    pub(crate) memory: Memory,
+    /// Its pointer came from a writable borrow (see [`TargetAccess::new`]).
+    pub(crate) raw: RawAccess<'a, T>,
     /// Made from a `&mut` borrow of the whole tensor for the statement (see
     /// [`TargetAccess::exclusive`]).
     pub(crate) exclusive: bool,
@@ -115,23 +156,19 @@ pub struct TargetAccess<'a, T> {
 }
 
 impl<'a, T> TargetAccess<'a, T> {
-    pub(crate) fn new(
-        data: *mut T,
-        len: usize,
-        shape: &'a [usize],
-        strides: &'a [isize],
-        offset: isize,
-    ) -> Self {
+    /// Writes through `raw` for `'a`: its pointer must come from a writable borrow that lives
+    /// as long (an owned tensor's or an array's `&mut`, a writable view's, a device tensor's).
+    pub(crate) fn new(raw: RawAccess<'a, T>) -> Self {
         TargetAccess {
-            data,
-            len,
-            shape,
-            strides,
-            offset,
-            memory: Memory::Host,
+            raw,
             exclusive: false,
             _borrow: PhantomData,
         }
+    }
+
+    /// The target's pointer, for writing (it came from a writable borrow).
+    pub(crate) fn data_mut(&self) -> *mut T {
+        self.raw.data.cast_mut()
     }
 
     /// The same target, marked as made from a `&mut` borrow of its whole tensor (an owned
@@ -148,21 +185,22 @@ impl<'a, T> TargetAccess<'a, T> {
 
     /// The same target, its pointer being into `memory`.
     #[cfg(feature = "cuda")]
-    pub(crate) fn in_memory(self, memory: Memory) -> Self {
-        TargetAccess { memory, ..self }
+    pub(crate) fn in_memory(mut self, memory: Memory) -> Self {
+        self.raw.memory = memory;
+        self
     }
 
     /// The target of a statement with no left-hand indices: one scalar.
     pub fn scalar(value: &'a mut T) -> Self {
-        TargetAccess::new(value, 1, &[], &[], 0).exclusive()
+        TargetAccess::new(RawAccess::new(value, 1, &[], &[], 0)).exclusive()
     }
 
     /// Reads of the target's own elements, for right-hand accesses that are point-wise in place.
     pub fn read(&self) -> Access<'_, T> {
         Access {
+            raw: self.raw,
             in_place: true,
-            memory: self.memory,
-            ..Access::new(self.data, self.len, self.shape, self.strides, self.offset)
+            _borrow: PhantomData,
         }
     }
 
@@ -176,14 +214,13 @@ impl<'a, T> TargetAccess<'a, T> {
     where
         T: Element,
     {
-        if self.exclusive || self.memory != Memory::Host || operand.memory != Memory::Host {
+        if self.exclusive || self.raw.memory != Memory::Host || operand.raw.memory != Memory::Host {
             // Device tensors own their buffers and have no views, so a device operand other
             // than the target itself never overlaps it (and if it did, `Step::new` would stop
             // before any launch). Device memory is never read here.
             return Detached::Original(operand);
         }
-        let target = Access::new(self.data, self.len, self.shape, self.strides, self.offset);
-        match (target.address_span(), operand.address_span()) {
+        match (self.raw.address_span(), operand.raw.address_span()) {
             (Some(written), Some(read)) if read.0 <= written.1 && written.0 <= read.1 => {
                 Detached::Copied(copy_of(&operand))
             }
@@ -193,7 +230,7 @@ impl<'a, T> TargetAccess<'a, T> {
 
     /// The target's extents.
     pub fn shape(&self) -> &'a [usize] {
-        self.shape
+        self.raw.shape
     }
 }
 
@@ -221,12 +258,9 @@ impl<T: Element> Detached<'_, T> {
 #[cold]
 #[inline(never)]
 fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
-    let layout = RawLayout::new(
-        access.shape.to_vec(),
-        access.strides.to_vec(),
-        access.offset,
-    );
-    TensorView::from_raw(access.data, access.len, layout).to_tensor()
+    let raw = &access.raw;
+    let layout = RawLayout::new(raw.shape.to_vec(), raw.strides.to_vec(), raw.offset);
+    TensorView::from_raw(raw.data, raw.len, layout).to_tensor()
 }
 
 /// A tensor-like value `tensor!` can read: owned tensors, views, and references to them.
@@ -255,67 +289,53 @@ impl<T: Element> Operand for Tensor<T> {
     }
     fn __tdsl_operand(&self) -> Access<'_, T> {
         let data = self.as_slice();
-        Access::new(data.as_ptr(), data.len(), self.shape(), self.strides(), 0)
+        Access::new(RawAccess::new(
+            data.as_ptr(),
+            data.len(),
+            self.shape(),
+            self.strides(),
+            0,
+        ))
     }
 }
 
-impl<T: Element> Operand for TensorView<'_, T> {
-    type Elem = T;
-    type Extents = Dynamic;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.shape()
-    }
-    fn __tdsl_operand(&self) -> Access<'_, T> {
-        let (data, len, layout) = self.raw();
-        Access::new(data, len, &layout.shape, &layout.strides, layout.offset)
-    }
+/// Both views read through their own layout.
+macro_rules! view_operand {
+    ($($view:ident),*) => {$(
+        impl<T: Element> Operand for $view<'_, T> {
+            type Elem = T;
+            type Extents = Dynamic;
+            fn __tdsl_shape(&self) -> &[usize] {
+                self.shape()
+            }
+            fn __tdsl_operand(&self) -> Access<'_, T> {
+                let (data, len, layout) = self.raw();
+                Access::new(RawAccess::over(data, len, layout))
+            }
+        }
+    )*};
 }
 
-impl<T: Element> Operand for TensorViewMut<'_, T> {
-    type Elem = T;
-    type Extents = Dynamic;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.shape()
-    }
-    fn __tdsl_operand(&self) -> Access<'_, T> {
-        let (data, len, layout) = self.raw();
-        Access::new(data, len, &layout.shape, &layout.strides, layout.offset)
-    }
+view_operand!(TensorView, TensorViewMut);
+
+/// References read as what they point to, and a boxed tensor as the tensor (a large nested
+/// array kept off the stack).
+macro_rules! forward_operand {
+    ($($pointer:ty),*) => {$(
+        impl<X: Operand + ?Sized> Operand for $pointer {
+            type Elem = X::Elem;
+            type Extents = X::Extents;
+            fn __tdsl_shape(&self) -> &[usize] {
+                (**self).__tdsl_shape()
+            }
+            fn __tdsl_operand(&self) -> Access<'_, X::Elem> {
+                (**self).__tdsl_operand()
+            }
+        }
+    )*};
 }
 
-impl<X: Operand + ?Sized> Operand for &X {
-    type Elem = X::Elem;
-    type Extents = X::Extents;
-    fn __tdsl_shape(&self) -> &[usize] {
-        (**self).__tdsl_shape()
-    }
-    fn __tdsl_operand(&self) -> Access<'_, X::Elem> {
-        (**self).__tdsl_operand()
-    }
-}
-
-/// A boxed tensor reads as the tensor (a large nested array kept off the stack).
-impl<X: Operand + ?Sized> Operand for Box<X> {
-    type Elem = X::Elem;
-    type Extents = X::Extents;
-    fn __tdsl_shape(&self) -> &[usize] {
-        (**self).__tdsl_shape()
-    }
-    fn __tdsl_operand(&self) -> Access<'_, X::Elem> {
-        (**self).__tdsl_operand()
-    }
-}
-
-impl<X: Operand + ?Sized> Operand for &mut X {
-    type Elem = X::Elem;
-    type Extents = X::Extents;
-    fn __tdsl_shape(&self) -> &[usize] {
-        (**self).__tdsl_shape()
-    }
-    fn __tdsl_operand(&self) -> Access<'_, X::Elem> {
-        (**self).__tdsl_operand()
-    }
-}
+forward_operand!(&X, &mut X, Box<X>);
 
 /// Targets written through `&mut self`: owned tensors. Method-call autoref makes
 /// `c[i] = ...` borrow `c` mutably, so an immutable binding is rustc's own error on `c`, and a
@@ -332,7 +352,7 @@ impl<T: Element> TargetOwned for Tensor<T> {
     fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
         let len = self.len();
         let data = self.as_mut_slice().as_mut_ptr();
-        TargetAccess::new(data, len, self.shape(), self.strides(), 0).exclusive()
+        TargetAccess::new(RawAccess::new(data, len, self.shape(), self.strides(), 0)).exclusive()
     }
 }
 
@@ -349,7 +369,7 @@ impl<T: Element> TargetShared for TensorViewMut<'_, T> {
     type Elem = T;
     fn __tdsl_target(&self) -> TargetAccess<'_, T> {
         let (data, len, layout) = self.raw();
-        TargetAccess::new(data, len, &layout.shape, &layout.strides, layout.offset)
+        TargetAccess::new(RawAccess::over(data, len, layout))
     }
 }
 

@@ -1,0 +1,346 @@
+//! `CudaDevice`: a GPU or the simulator, and the steps it runs (a module launch, cuBLAS calls,
+//! or a network of pairwise calls through device temporaries). Invariant: nothing here panics
+//! for a missing driver, NVRTC or device; each is a [`CudaError`], and a device runs only steps
+//! over its own memory.
+
+use std::sync::Arc;
+
+use cudarc::driver::DevicePtr;
+
+use crate::element::Element;
+use crate::exec::backend::StepModule;
+use crate::exec::network::{self, Pairing, PlanCache};
+use crate::exec::step::Step;
+use crate::operand::access::Memory;
+
+use super::cublas;
+use super::error::CudaError;
+use super::gpu::Gpu;
+use super::simulator::Simulator;
+use super::stats::{Counters, DeviceStats};
+use super::tensor::CudaTensor;
+
+/// How many CUDA devices the driver sees; an error (never a panic) when there is no driver.
+pub fn device_count() -> Result<usize, CudaError> {
+    if !driver_present() {
+        return Err(CudaError::NoDriver);
+    }
+    let count = cudarc::driver::CudaContext::device_count()?;
+    Ok(usize::try_from(count).unwrap_or(0))
+}
+
+fn driver_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // SAFETY: only tries to open libcuda by its candidate names and drops what it opened.
+    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
+}
+
+/// A device that runs `tensor!` steps: a GPU, or the simulator. Clones share the device.
+#[derive(Clone)]
+pub struct CudaDevice {
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    kind: DeviceKind,
+    counters: Counters,
+}
+
+/// Which engine runs a device's steps.
+enum DeviceKind {
+    Simulator(Simulator),
+    Gpu(Gpu),
+}
+
+impl CudaDevice {
+    fn with(kind: DeviceKind) -> CudaDevice {
+        CudaDevice {
+            inner: Arc::new(Shared {
+                kind,
+                counters: Counters::default(),
+            }),
+        }
+    }
+
+    /// The GPU with this ordinal.
+    pub fn new(ordinal: usize) -> Result<CudaDevice, CudaError> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(CudaError::NoDevice { ordinal, count });
+        }
+        Ok(CudaDevice::with(DeviceKind::Gpu(Gpu::new(ordinal)?)))
+    }
+
+    /// The simulator: device code run on the host. Each module is compiled once by the host
+    /// C++ compiler (`$CXX`, else `c++`) with a shim for CUDA's built-ins; a block's threads
+    /// are fibers, so `__syncthreads` behaves as on a GPU (and threads that miss a barrier are
+    /// reported); cuBLAS calls run through a host implementation of cuBLAS's column-major
+    /// definition. For debugging device code, and for testing on machines without a GPU.
+    pub fn simulator() -> CudaDevice {
+        CudaDevice::with(DeviceKind::Simulator(Simulator::default()))
+    }
+
+    /// Whether this is the simulator.
+    pub fn is_simulator(&self) -> bool {
+        matches!(self.inner.kind, DeviceKind::Simulator(_))
+    }
+
+    /// `sm_XY` for a GPU, `None` for the simulator.
+    pub fn arch(&self) -> Option<&str> {
+        match &self.inner.kind {
+            DeviceKind::Gpu(gpu) => Some(&gpu.arch),
+            DeviceKind::Simulator(_) => None,
+        }
+    }
+
+    /// What the device has compiled and run so far (shared by clones).
+    pub fn stats(&self) -> DeviceStats {
+        self.inner.counters.stats()
+    }
+
+    /// Compiles steps' modules (both element types) ahead of their first launch (the
+    /// simulator compiles them together, which is much faster than one by one).
+    pub fn prepare(&self, modules: &[StepModule<'_>]) -> Result<(), CudaError> {
+        let texts: Vec<&str> = modules
+            .iter()
+            .flat_map(|module| [module.text::<f32>(), module.text::<f64>()])
+            .collect();
+        match &self.inner.kind {
+            DeviceKind::Simulator(simulator) => simulator.prepare(&texts, &self.inner.counters),
+            DeviceKind::Gpu(gpu) => gpu.prepare(&texts, &self.inner.counters),
+        }
+    }
+
+    /// Runs one proven step with its module (`scalars` are the statement's Rust scalars,
+    /// `tdsl_args::scalar`).
+    #[doc(hidden)]
+    pub fn run_step<T: Element, const L: usize, const N: usize>(
+        &self,
+        module: &StepModule<'_>,
+        step: Step<'_, T, L, N>,
+        scalars: &[T],
+    ) -> Result<(), CudaError> {
+        if module.loops != L
+            || module.operands != N
+            || module.target_loops != step.n_out()
+            || module.scalars != scalars.len()
+        {
+            return Err(CudaError::Driver(format!(
+                "a module for {} loops ({} the target's), {} operands and {} scalars launched \
+                 with {L} ({}), {N} and {}",
+                module.loops,
+                module.target_loops,
+                module.operands,
+                module.scalars,
+                step.n_out(),
+                scalars.len()
+            )));
+        }
+        let counters = &self.inner.counters;
+        match &self.inner.kind {
+            DeviceKind::Simulator(simulator) => {
+                simulator.run_step(module.text::<T>(), step, scalars, counters)
+            }
+            DeviceKind::Gpu(gpu) => gpu.run_step(module.text::<T>(), step, scalars, counters),
+        }
+    }
+
+    /// Runs a two-operand contraction step as cuBLAS calls where its layout allows, else as
+    /// its loop-nest module.
+    #[doc(hidden)]
+    pub fn run_contraction<T: Element, const L: usize>(
+        &self,
+        module: &StepModule<'_>,
+        step: Step<'_, T, L, 2>,
+        scalars: &[T],
+    ) -> Result<(), CudaError> {
+        match cublas::calls(&step) {
+            Some(calls) => self.run_calls(&step, &calls),
+            None => self.run_step(module, step, scalars),
+        }
+    }
+
+    /// A two-operand step's cuBLAS calls: cuBLAS on a GPU, its host definition on the
+    /// simulator (whose memory is the host's).
+    fn run_calls<T: Element, const L: usize>(
+        &self,
+        step: &Step<'_, T, L, 2>,
+        calls: &[cublas::Call<T>],
+    ) -> Result<(), CudaError> {
+        let counters = &self.inner.counters;
+        match &self.inner.kind {
+            DeviceKind::Simulator(_) => {
+                if step.memory() != [Memory::Host; 2] {
+                    return Err(CudaError::DeviceMismatch);
+                }
+                cublas::on_host(step, calls, counters)
+            }
+            DeviceKind::Gpu(gpu) => gpu.gemm(step, calls, counters),
+        }
+    }
+
+    /// Runs a product of three or more tensors as pairwise cuBLAS contractions through device
+    /// temporaries, in the order the host engine chooses for these extents, when every pair
+    /// maps to cuBLAS; else (or for a host scalar result) as the step's fused module.
+    #[doc(hidden)]
+    pub fn run_network<T: Element, const L: usize, const N: usize>(
+        &self,
+        module: &StepModule<'_>,
+        step: Step<'_, T, L, N>,
+        cache: &PlanCache,
+        scalars: &[T],
+    ) -> Result<(), CudaError> {
+        let memory = self.memory();
+        if !network::pairwise(&step) || step.memory() != [memory; 2] {
+            return self.run_step(module, step, scalars);
+        }
+        let pairing = Pairing::new(&step, cache);
+        // The temporaries, alive until the calls have run (on a GPU, freed in stream order
+        // after them).
+        let mut host_buffers = None;
+        let mut gpu_buffers = Vec::new();
+        let starts: Vec<(*mut T, usize)> = match &self.inner.kind {
+            DeviceKind::Simulator(_) => host_buffers.insert(pairing.host_temporaries()).starts(),
+            DeviceKind::Gpu(gpu) => {
+                for &(len, _) in &pairing.temporaries {
+                    gpu_buffers.push(gpu.stream.alloc_zeros::<T>(len.max(1))?);
+                }
+                gpu_buffers
+                    .iter()
+                    .map(|buffer| (buffer.device_ptr(&gpu.stream).0 as *mut T, buffer.len()))
+                    .collect()
+            }
+        };
+        let pairs = pairing.steps(&step, &starts, memory);
+        let Some(calls) = pairs.iter().map(cublas::calls).collect::<Option<Vec<_>>>() else {
+            drop(pairs);
+            return self.run_step(module, step, scalars);
+        };
+        for (pair, calls) in pairs.iter().zip(&calls) {
+            self.run_calls(pair, calls)?;
+        }
+        drop((host_buffers, gpu_buffers));
+        Ok(())
+    }
+
+    /// Waits until the device has finished all work queued so far (reading results with
+    /// `to_host` or as scalars waits by itself).
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        match &self.inner.kind {
+            DeviceKind::Simulator(_) => Ok(()),
+            DeviceKind::Gpu(gpu) => gpu.synchronize(),
+        }
+    }
+
+    /// `c = a · b` for row-major matrices as one direct cuBLAS call, with no planning: the
+    /// baseline `tensor!`'s contractions are measured against.
+    #[doc(hidden)]
+    pub fn direct_gemm<T: Element>(
+        &self,
+        a: &CudaTensor<T>,
+        b: &CudaTensor<T>,
+        c: &mut CudaTensor<T>,
+    ) -> Result<(), CudaError> {
+        use crate::operand::access::{Operand, TargetOwned};
+        let (&[m, k], &[k2, n]) = (a.shape(), b.shape()) else {
+            return Err(CudaError::Shape("direct_gemm takes matrices".to_owned()));
+        };
+        if k != k2 || c.shape() != [m, n] {
+            return Err(CudaError::Shape(format!(
+                "direct_gemm: {:?} · {:?} into {:?}",
+                a.shape(),
+                b.shape(),
+                c.shape()
+            )));
+        }
+        let memory = self.memory();
+        let (a, b) = (a.__tdsl_operand().raw, b.__tdsl_operand().raw);
+        let target = c.__tdsl_target();
+        let c = target.raw;
+        if [a.memory, b.memory, c.memory] != [memory; 3] {
+            return Err(CudaError::DeviceMismatch);
+        }
+        let row_major = |offset: isize, strides: &[isize], columns: usize| {
+            offset == 0 && strides[1] == 1 && strides[0] == columns as isize
+        };
+        if !row_major(a.offset, a.strides, k)
+            || !row_major(b.offset, b.strides, n)
+            || !row_major(c.offset, c.strides, n)
+        {
+            return Err(CudaError::Shape(
+                "direct_gemm takes contiguous row-major matrices".to_owned(),
+            ));
+        }
+        let matrix = |ld: usize| cublas::Matrix {
+            offset: 0,
+            ld: ld.max(1),
+            stride: 0,
+        };
+        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, each stored as is.
+        let call = cublas::Call {
+            transa: cublas::Op::N,
+            transb: cublas::Op::N,
+            m: n,
+            n: m,
+            k,
+            alpha: T::from_f64(1.0),
+            beta: T::ZERO,
+            a: matrix(n),
+            b: matrix(k),
+            c: matrix(n),
+            batch: 1,
+            operands: [1, 0],
+        };
+        if [m, n, k]
+            .iter()
+            .any(|&extent| i32::try_from(extent).is_err())
+        {
+            return Err(CudaError::Shape("direct_gemm: sizes past `int`".to_owned()));
+        }
+        let buffers = [(b.data, b.len), (a.data, a.len), (c.data, c.len)];
+        let counters = &self.inner.counters;
+        match &self.inner.kind {
+            DeviceKind::Simulator(_) => {
+                if !call.within(buffers.map(|(_, len)| len)) {
+                    return Err(CudaError::Shape(
+                        "direct_gemm: the call leaves its buffers".to_owned(),
+                    ));
+                }
+                counters.gemm();
+                // SAFETY: host buffers of three distinct tensors (`c` is borrowed mutably),
+                // every address checked by `within`.
+                unsafe { call.on_host(buffers[0].0, buffers[1].0, target.data_mut()) };
+                Ok(())
+            }
+            // SAFETY: this device's buffers of three distinct tensors (`c` is borrowed
+            // mutably), alive until the stream has run the call (dropping a tensor frees its
+            // buffer in stream order).
+            DeviceKind::Gpu(gpu) => unsafe { gpu.blas_call(&call, buffers, counters) },
+        }
+    }
+
+    /// The GPU behind this device, `None` for the simulator (whose memory is the host's).
+    pub(crate) fn gpu(&self) -> Option<&Gpu> {
+        match &self.inner.kind {
+            DeviceKind::Gpu(gpu) => Some(gpu),
+            DeviceKind::Simulator(_) => None,
+        }
+    }
+
+    /// Where this device's tensors' elements live, as accesses record it.
+    pub(crate) fn memory(&self) -> Memory {
+        match &self.inner.kind {
+            DeviceKind::Simulator(_) => Memory::Host,
+            DeviceKind::Gpu(gpu) => gpu.memory,
+        }
+    }
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner.kind {
+            DeviceKind::Simulator(_) => write!(f, "CudaDevice::simulator()"),
+            DeviceKind::Gpu(gpu) => write!(f, "CudaDevice({}, {})", gpu.ordinal, gpu.arch),
+        }
+    }
+}

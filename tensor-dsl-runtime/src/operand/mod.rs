@@ -1,0 +1,11 @@
+//! What generated code sees of any tensor: raw accesses to operands and targets, extents as
+//! types, nested arrays and ndarray arrays as operands, and the run-time shape checks. Imports
+//! only `tensor`.
+
+pub(crate) mod access;
+pub(crate) mod array;
+pub(crate) mod check;
+pub(crate) mod extents;
+#[cfg(feature = "ndarray")]
+pub(crate) mod ndarray;
+pub(crate) mod static_access;
