@@ -10,10 +10,17 @@
 //! multi-index `(i₀, …, iₙ)` lives at `offset + Σ iₖ·strideₖ`.
 //!
 //! Generated code turns every operand into an `Access` (pointer, buffer length, layout) and
-//! every target into a `TargetAccess`. Each kernel call takes one `Step`, whose constructor is
+//! every target into a `TargetAccess`. Each engine call takes one `Step`, whose constructor is
 //! the runtime's only proof: every address in bounds, the target's points distinct where threads
 //! split them, and no operand sharing memory with the target (generated code reads such an
 //! operand through a copy taken before the statement writes).
+//!
+//! # Layout of the crate
+//!
+//! Four rooms, each importing only those before it: `tensor` (what users hold), `operand`
+//! (what generated code sees of any tensor), `exec` (the `Step` proof, the engines and the
+//! `Backend` trait), `cuda` (a device backend, feature `cuda`); `__private` re-exports what
+//! generated code names.
 
 #![deny(missing_docs)]
 

@@ -18,7 +18,6 @@ use super::error::CudaError;
 use super::gpu::Gpu;
 use super::simulator::Simulator;
 use super::stats::{Counters, DeviceStats};
-use super::tensor::CudaTensor;
 
 /// How many CUDA devices the driver sees; an error (never a panic) when there is no driver.
 pub fn device_count() -> Result<usize, CudaError> {
@@ -232,91 +231,9 @@ impl CudaDevice {
         }
     }
 
-    /// `c = a · b` for row-major matrices as one direct cuBLAS call, with no planning: the
-    /// baseline `tensor!`'s contractions are measured against.
-    #[doc(hidden)]
-    pub fn direct_gemm<T: Element>(
-        &self,
-        a: &CudaTensor<T>,
-        b: &CudaTensor<T>,
-        c: &mut CudaTensor<T>,
-    ) -> Result<(), CudaError> {
-        use crate::operand::access::{Operand, TargetOwned};
-        let (&[m, k], &[k2, n]) = (a.shape(), b.shape()) else {
-            return Err(CudaError::Shape("direct_gemm takes matrices".to_owned()));
-        };
-        if k != k2 || c.shape() != [m, n] {
-            return Err(CudaError::Shape(format!(
-                "direct_gemm: {:?} · {:?} into {:?}",
-                a.shape(),
-                b.shape(),
-                c.shape()
-            )));
-        }
-        let memory = self.memory();
-        let (a, b) = (a.__tdsl_operand().raw, b.__tdsl_operand().raw);
-        let target = c.__tdsl_target();
-        let c = target.raw;
-        if [a.memory, b.memory, c.memory] != [memory; 3] {
-            return Err(CudaError::DeviceMismatch);
-        }
-        let row_major = |offset: isize, strides: &[isize], columns: usize| {
-            offset == 0 && strides[1] == 1 && strides[0] == columns as isize
-        };
-        if !row_major(a.offset, a.strides, k)
-            || !row_major(b.offset, b.strides, n)
-            || !row_major(c.offset, c.strides, n)
-        {
-            return Err(CudaError::Shape(
-                "direct_gemm takes contiguous row-major matrices".to_owned(),
-            ));
-        }
-        let matrix = |ld: usize| cublas::Matrix {
-            offset: 0,
-            ld: ld.max(1),
-            stride: 0,
-        };
-        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, each stored as is.
-        let call = cublas::Call {
-            transa: cublas::Op::N,
-            transb: cublas::Op::N,
-            m: n,
-            n: m,
-            k,
-            alpha: T::from_f64(1.0),
-            beta: T::ZERO,
-            a: matrix(n),
-            b: matrix(k),
-            c: matrix(n),
-            batch: 1,
-            operands: [1, 0],
-        };
-        if [m, n, k]
-            .iter()
-            .any(|&extent| i32::try_from(extent).is_err())
-        {
-            return Err(CudaError::Shape("direct_gemm: sizes past `int`".to_owned()));
-        }
-        let buffers = [(b.data, b.len), (a.data, a.len), (c.data, c.len)];
-        let counters = &self.inner.counters;
-        match &self.inner.kind {
-            DeviceKind::Simulator(_) => {
-                if !call.within(buffers.map(|(_, len)| len)) {
-                    return Err(CudaError::Shape(
-                        "direct_gemm: the call leaves its buffers".to_owned(),
-                    ));
-                }
-                counters.gemm();
-                // SAFETY: host buffers of three distinct tensors (`c` is borrowed mutably),
-                // every address checked by `within`.
-                unsafe { call.on_host(buffers[0].0, buffers[1].0, target.data_mut()) };
-                Ok(())
-            }
-            // SAFETY: this device's buffers of three distinct tensors (`c` is borrowed
-            // mutably), alive until the stream has run the call (dropping a tensor frees its
-            // buffer in stream order).
-            DeviceKind::Gpu(gpu) => unsafe { gpu.blas_call(&call, buffers, counters) },
-        }
+    /// The device's counters, for work done outside its own methods.
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.inner.counters
     }
 
     /// The GPU behind this device, `None` for the simulator (whose memory is the host's).

@@ -60,14 +60,14 @@ fn packed_layouts<T, const L: usize>(
     step: &Step<'_, T, L, 2>,
     plan: &GemmPlan<L>,
 ) -> Option<[Option<[isize; L]>; 2]> {
-    let extents = &step.extents();
+    let extents = step.extents();
     let calls = plan.calls(extents);
     let roles = roles(step)?;
     if calls <= plan.batches {
         return None;
     }
     let total_work = plan.work.saturating_mul(plan.batches);
-    let [a, b] = &step.operands();
+    let [a, b] = step.operands();
     let target = &step.target().strides;
     // Loops of `role`, outermost (largest stride in `by`) first.
     let ranked = |role: Role, by: &[isize; L]| -> Vec<usize> {
@@ -222,7 +222,7 @@ fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPla
 /// extent above one used by the target and one operand only on the wrong side, summed in one
 /// operand only or in none, an operand read in place, or a target whose points share elements.
 fn roles<T, const L: usize>(step: &Step<'_, T, L, 2>) -> Option<[Role; L]> {
-    let [a, b] = &step.operands();
+    let [a, b] = step.operands();
     if a.in_place || b.in_place || !step.injective() {
         return None;
     }
@@ -351,7 +351,7 @@ impl<const L: usize> GemmPlan<L> {
     /// does fewer than `min_work` multiply-adds per batch (checked before allocating, so
     /// small steps cost no allocation).
     pub(crate) fn of<T>(step: &Step<'_, T, L, 2>, min_work: usize) -> Option<Self> {
-        let extents = &step.extents();
+        let extents = step.extents();
         let roles = roles(step).filter(|_| !extents.contains(&0))?;
         let size = |role: Role| -> usize {
             (0..L)

@@ -25,7 +25,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     body: impl Fn([T; N]) -> T + Sync,
 ) {
     step.assert_on_host();
-    let (target, operands) = (step.target(), step.operands());
+    let (target, operands) = (step.target(), *step.operands());
     let (mode, alpha, extents, n_out) = (step.mode(), step.alpha(), *step.extents(), step.n_out());
     let injective = step.injective();
     let operand_strides: [[isize; N]; L] =

@@ -1,7 +1,8 @@
 //! Accesses and axes → a proven [`Step`]: the one place that turns raw accesses into bound ones.
 //! Invariant: a `Step` exists only if every element its loop nest can address lies inside its
 //! buffer, the target loops are exactly the target's, and no operand other than the target's own
-//! point-wise read shares memory with the target. The kernels trust nothing else.
+//! point-wise read shares memory with the target. The engines trust nothing else, and only this
+//! module can build or change a `Step`.
 
 use std::marker::PhantomData;
 
@@ -273,11 +274,12 @@ impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
     }
 }
 
-/// One kernel call's arguments, proven: `target[out] (=|+=|= β·target +) α · Σ_red f(operands)`
+/// One engine call's arguments, proven: `target[out] (=|+=|= β·target +) α · Σ_red f(operands)`
 /// over `L` loops whose first `n_out` are the target's.
 ///
-/// Built only by [`Step::new`] (from accesses and axes) or by the kernels from a step they were
-/// given; both prove the same facts, so a kernel given a `Step` needs no further checks.
+/// Built only in this module: by [`Step::new`] (from accesses and axes), or from a step an
+/// engine was given (`derived`, `with_operands`); all prove the same facts, and the fields are
+/// private here, so an engine given a `Step` needs no further checks.
 pub struct Step<'a, T, const L: usize, const N: usize> {
     target: BoundTarget<'a, T, L>,
     mode: Mode<T>,
