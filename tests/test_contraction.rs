@@ -267,6 +267,59 @@ fn beta_zero_does_not_read_the_target() {
     }
 }
 
+/// The README's rule, for every form of statement: a `β · target` term with β = 0 does not read
+/// the target, whatever else the statement holds, so NaN already there stays out; a β other
+/// than 0 still reads it.
+#[test]
+fn beta_zero_does_not_read_the_target_in_any_form() {
+    let beta = 0.0;
+    for (m, n, k) in [(3, 7, 5), (40, 33, 37)] {
+        let (a, b) = (data::<f64>(&[m, k], 0), data::<f64>(&[k, n], 1));
+        let (d, e) = (data::<f64>(&[m, n], 2), data::<f64>(&[m, n], 3));
+        let nan = || Tensor::from_fn([m, n], |_| f64::NAN);
+        let product =
+            |ix: &[usize]| sum_over(&[k], |r| at(&a, &[ix[0], r[0]]) * at(&b, &[r[0], ix[1]]));
+        // With an extra term: the GEMM and a point-wise step (the README's `explain` example).
+        let mut c = nan();
+        tensor! { c[i, j] = beta * c[i, j] + a[i, p] * b[p, j] + d[i, j]; }
+        assert_close(
+            &c,
+            &reference(&[m, n], |ix| product(ix) + at(&d, ix)),
+            1e-12,
+        );
+        let mut c = nan();
+        tensor! { c[i, j] = d[i, j] + beta * c[i, j] - a[i, p] * b[p, j]; }
+        assert_close(
+            &c,
+            &reference(&[m, n], |ix| at(&d, ix) - product(ix)),
+            1e-12,
+        );
+        // Point-wise: an element-wise product, a copy, the target alone.
+        let mut c = nan();
+        tensor! { c[i, j] = beta * c[i, j] + d[i, j] * e[i, j]; }
+        assert_close(&c, &reference(&[m, n], |ix| at(&d, ix) * at(&e, ix)), 1e-12);
+        let mut c = nan();
+        tensor! { c[i, j] = beta * c[i, j] + d[i, j]; }
+        assert_close(&c, &d, 0.0);
+        let mut c = nan();
+        tensor! { c[i, j] = beta * c[i, j]; }
+        assert!(c.iter().all(|&x| x == 0.0));
+        // A β other than zero reads the target.
+        let (two, mut c) = (2.0, d.clone());
+        tensor! { c[i, j] = two * c[i, j] + e[i, j]; }
+        assert_close(
+            &c,
+            &reference(&[m, n], |ix| 2.0 * at(&d, ix) + at(&e, ix)),
+            1e-12,
+        );
+    }
+    // Nested arrays: the written-out loops follow the same rule.
+    let mut s = [[f64::NAN; 3]; 2];
+    let x = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    tensor! { s[i, j] = beta * s[i, j] + x[i, j] * x[i, j]; }
+    assert_eq!(s, [[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]]);
+}
+
 /// Dividing by Rust scalars (attention scaling, a temperature) folds into α: the statement
 /// stays a GEMM (see the `fold_scalars` snapshot) and divides once per result element.
 #[test]

@@ -181,6 +181,36 @@ fn beta_zero_overwrites_nan_and_modules_compile_once() {
     assert_eq!(compiled[0], compiled[1], "the second run compiled again");
 }
 
+/// β = 0 in point-wise steps and beside other terms: the module's `β·target` term does not read
+/// the target either.
+#[test]
+fn beta_zero_in_every_form_on_the_device() {
+    let device = CudaDevice::simulator();
+    let (a, b, d) = (
+        data::<f64>(&[6, 4], 1),
+        data::<f64>(&[4, 3], 2),
+        data::<f64>(&[6, 3], 3),
+    );
+    let on_device = |t: &Tensor<f64>| CudaTensor::from_host(&device, t).unwrap();
+    let (da, db, dd) = (on_device(&a), on_device(&b), on_device(&d));
+    let nan = Tensor::from_fn([6, 3], |_| f64::NAN);
+    let beta = 0.0;
+    let (mut dc, mut de, mut df) = (on_device(&nan), on_device(&nan), on_device(&nan));
+    tensor! {
+        dc[i, j] = beta * dc[i, j] + da[i, k] * db[k, j] + dd[i, j];
+        de[i, j] = beta * de[i, j] + dd[i, j] * dd[i, j];
+        df[i, j] = beta * df[i, j];
+    }
+    let (mut c, mut e) = (Tensor::<f64>::zeros([6, 3]), Tensor::<f64>::zeros([6, 3]));
+    tensor! {
+        c[i, j] = a[i, k] * b[k, j] + d[i, j];
+        e[i, j] = d[i, j] * d[i, j];
+    }
+    assert_close(&c, &dc);
+    assert_close(&e, &de);
+    assert_close(&Tensor::zeros([6, 3]), &df);
+}
+
 /// Permuted and sliced device tensors (no copies) as operands and targets, in loop-nest and
 /// GEMM steps, equal the same views on the host.
 #[test]

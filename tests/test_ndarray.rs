@@ -41,6 +41,25 @@ fn any_layout_reads_as_its_elements() {
     assert_close(&d, &expected, 1e-12);
 }
 
+/// β = 0 does not read an array target either (point-wise, and beside a GEMM).
+#[test]
+fn beta_zero_does_not_read_an_array_target() {
+    let (a, b) = (filled(40, 36, 0), filled(36, 33, 1));
+    let beta = 0.0;
+    let mut c = Array2::<f64>::from_elem((40, 33), f64::NAN);
+    let mut d = Array2::<f64>::from_elem((40, 36), f64::NAN);
+    tensor! {
+        c[i, j] = beta * c[i, j] + a[i, k] * b[k, j] + 1;
+        d[i, j] = beta * d[i, j] + a[i, j] * a[i, j];
+    }
+    let expected = reference(&[40, 33], |ix| {
+        sum_over(&[36], |r| a[[ix[0], r[0]]] * b[[r[0], ix[1]]]) + 1.0
+    });
+    let c = Tensor::from_shape_vec([40, 33], c.iter().copied().collect()).unwrap();
+    assert_close(&c, &expected, 1e-12);
+    assert!(d.iter().zip(&a).all(|(&d, &a)| d == a * a));
+}
+
 #[test]
 fn arrays_and_views_are_targets() {
     let a = filled(4, 6, 0);

@@ -603,6 +603,29 @@ fn send_and_sync() {
     // the doctest on `TensorViewMut` checks that this does not compile.
 }
 
+// Empty shapes: any zero extent means zero elements, whatever the other extents and their order.
+
+#[test]
+fn empty_shapes_are_valid_in_any_axis_order() {
+    let big = usize::MAX / 2;
+    for shape in [[0, big, 4], [big, 4, 0], [4, 0, big], [big, 0, big]] {
+        let t = Tensor::<f32>::zeros(shape);
+        assert_eq!((t.shape(), t.len()), (&shape[..], 0));
+        assert_eq!(Tensor::<f64>::from_fn(shape, |_| 1.0).len(), 0);
+        assert!(Tensor::from_shape_vec(shape, Vec::<f32>::new()).is_ok());
+        // Every order of the same empty view copies, and `tensor!` reads and makes it.
+        for axes in [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+            let v = t.view().permuted_axes(&axes);
+            let owned = v.to_owned();
+            assert_eq!((owned.shape(), owned.len()), (v.shape(), 0));
+            tensor! { let c[i, j, k] = v[i, j, k]; }
+            assert_eq!((c.shape(), c.len()), (v.shape(), 0));
+            tensor! { let s = v[i, j, k] * 2.0; }
+            assert_eq!(s, 0.0);
+        }
+    }
+}
+
 // serde (feature `serde`).
 
 #[cfg(feature = "serde")]
@@ -615,6 +638,13 @@ fn serde_round_trips_and_validates() {
     ] {
         let json = serde_json::to_string(&t).unwrap();
         assert_eq!(serde_json::from_str::<Tensor<f64>>(&json).unwrap(), t);
+    }
+    // An empty shape holds no data in any axis order, however large its other extents.
+    for empty in [
+        r#"{"shape":[0,18446744073709551615,4],"data":[]}"#,
+        r#"{"shape":[18446744073709551615,4,0],"data":[]}"#,
+    ] {
+        assert_eq!(serde_json::from_str::<Tensor<f64>>(empty).unwrap().len(), 0);
     }
     assert_eq!(
         serde_json::to_string(&Tensor::<f32>::eye(2)).unwrap(),

@@ -21,6 +21,17 @@ pub use crate::operand::extents::{
 pub use crate::operand::static_access::{StaticAccess, StaticTarget};
 pub use crate::tensor::Tensor;
 
+/// A `β·target` term of a point-wise statement: with β = 0 the target's element is not used,
+/// so NaN or infinity already there does not reach the result (BLAS's β = 0, for every form).
+#[inline(always)]
+pub fn times_target<T: Element>(beta: T, target: T) -> T {
+    if beta == T::ZERO {
+        T::ZERO
+    } else {
+        beta * target
+    }
+}
+
 /// A numeric literal as a value of the statement's element type.
 #[inline(always)]
 pub fn lit<W: Witness + ?Sized>(_witness: &W, value: f64) -> W::Elem {

@@ -601,10 +601,17 @@ impl StatementEmitter<'_> {
             let slot = operands.len() - 1;
             hygienic!(__x[#slot])
         };
+        // A term that is the target's own element times a scale (`β·c[i, j]`): with β = 0 it
+        // does not read the target (`times_target`), so NaN or infinity there stays out of the
+        // result, as a GEMM's β = 0 keeps it out (the README's rule, for every statement).
+        let target_term = |expr: &Expr| match (expr, in_place) {
+            (Expr::Access(access), Some(target)) => access.tensor == target,
+            _ => false,
+        };
         // A single term's scale is applied once per point, after its sum (TiledArray's
         // ScalExpr); several point-wise terms each carry their own.
         let (alpha, body) = match &step.terms[..] {
-            [term] => (
+            [term] if !target_term(&term.expr) => (
                 self.scale(&term.scale, step.negate),
                 self.expr(&term.expr, &mut element),
             ),
@@ -616,7 +623,11 @@ impl StatementEmitter<'_> {
                     if k > 0 {
                         body.extend(hygienic!(+));
                     }
-                    body.extend(hygienic!(#scale * #value));
+                    if target_term(&term.expr) {
+                        body.extend(hygienic!(#p::times_target(#scale, #value)));
+                    } else {
+                        body.extend(hygienic!(#scale * #value));
+                    }
                 }
                 (self.scale(&Scale::one(), step.negate), body)
             }

@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::{BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot};
+use crate::ir::{BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot, Target, TensorId};
 use crate::lower::{Mode, Plan, StatementPlan, Step};
 
 /// Threads per block in every launch: the shared-memory sums are sized for it.
@@ -107,11 +107,16 @@ pub fn step_module(
     let statement = &plan.program.statements[statement_plan.statement];
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
     let loops: Vec<&IndexVar> = lhs.iter().copied().chain(&step.reduction).collect();
+    let target = match &statement.target {
+        Target::Tensor { access } => Some(access.tensor),
+        Target::NewTensor { .. } | Target::NewScalar { .. } | Target::Scalar { .. } => None,
+    };
     let mut writer = Writer {
         real,
         loops: &loops,
         operand_loops: Vec::new(),
         first_exponent: statement.scalars.len(),
+        target,
     };
     let value = writer.value(step);
     let shape = ModuleShape {
@@ -132,19 +137,32 @@ struct Writer<'a> {
     /// The `tdsl_args::scalar` slot of the first `powi` exponent: exponents follow the
     /// statement's scalars, each an `i32` in the low bytes of its slot.
     first_exponent: usize,
+    /// The tensor the statement writes, if it existed before it (its elements may be read in
+    /// place).
+    target: Option<TensorId>,
 }
 
 impl Writer<'_> {
     /// The step's value at one point, reading operand `k` as `a.operand[k][at_k]`.
+    /// A term that is the statement's target times a scale (`β·c[i, j]`, read in place).
+    fn target_term(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Access(access) if Some(access.tensor) == self.target)
+    }
+
     fn value(&mut self, step: &Step) -> String {
         match &step.terms[..] {
-            [term] => self.expr(&term.expr),
+            [term] if !self.target_term(&term.expr) => self.expr(&term.expr),
             terms => terms
                 .iter()
                 .map(|term| {
                     let scale = self.scale(&term.scale, false);
                     let value = self.expr(&term.expr);
-                    format!("{scale} * {value}")
+                    // β = 0 does not read the target, as in the host code (`times_target`).
+                    if self.target_term(&term.expr) {
+                        format!("({scale} == (real)0 ? (real)0 : {scale} * {value})")
+                    } else {
+                        format!("{scale} * {value}")
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(" + "),
@@ -154,7 +172,7 @@ impl Writer<'_> {
     /// α: a single term's scale (hoisted out of its sum), else ±1.
     fn alpha(&self, step: &Step) -> String {
         match &step.terms[..] {
-            [term] => self.scale(&term.scale, step.negate),
+            [term] if !self.target_term(&term.expr) => self.scale(&term.scale, step.negate),
             _ => self.scale(&Scale::one(), step.negate),
         }
     }

@@ -174,8 +174,10 @@ pub(crate) fn entries(text: &str) -> Vec<String> {
 
 /// Picks the launch for a step, and whether 32-bit indices reach every element.
 pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) -> (Launch, bool) {
-    let outputs: usize = step.extents()[..step.n_out()].iter().product();
-    let summed: usize = step.extents()[step.n_out()..].iter().product();
+    // Saturating: an empty loop makes either 0 whatever the others' product.
+    let points = |extents: &[usize]| extents.iter().fold(1usize, |n, &e| n.saturating_mul(e));
+    let outputs = points(&step.extents()[..step.n_out()]);
+    let summed = points(&step.extents()[step.n_out()..]);
     let launch = if step.n_out() == 0 {
         let blocks = summed.div_ceil(BLOCK as usize).clamp(1, 1024);
         Launch::Scalar {

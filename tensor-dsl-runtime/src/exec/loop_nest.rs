@@ -25,12 +25,19 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     body: impl Fn([T; N]) -> T + Sync,
 ) {
     step.assert_on_host();
-    let (target, operands) = (step.target(), *step.operands());
+    if step.extents()[..step.n_out()].contains(&0) {
+        // No target element: nothing to write, however large the other loops.
+        return;
+    }
+    // Copied out of the step, so the nest below works on values of its own.
+    let operands = *step.operands();
+    let target = step.target();
+    let (target_data, target_base, target_strides) = (target.data, target.base, target.strides);
     let (mode, alpha, extents, n_out) = (step.mode(), step.alpha(), *step.extents(), step.n_out());
     let injective = step.injective();
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
-    let mut order = loop_order(&extents, n_out, &target.strides, &operand_strides);
+    let mut order = loop_order(&extents, n_out, &target_strides, &operand_strides);
     // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
     // statement's has them): the nest is point-wise, and runs as one with those loops first.
     let n_out = if extents[n_out..].iter().all(|&extent| extent == 1) {
@@ -42,18 +49,18 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     let tiled = n_out == L && tile(&mut order, &operand_strides);
     // Everything below addresses loops in the chosen order.
     let extents: [usize; L] = std::array::from_fn(|k| extents[order[k]]);
-    let target_strides: [isize; L] = std::array::from_fn(|k| target.strides[order[k]]);
+    let target_strides: [isize; L] = std::array::from_fn(|k| target_strides[order[k]]);
     let operand_strides: [[isize; N]; L] = std::array::from_fn(|k| operand_strides[order[k]]);
     let nest = Nest {
         data: std::array::from_fn(|k| operands[k].data),
-        target: target.data,
+        target: target_data,
         mode,
         alpha,
         body: &body,
     };
     let start = Point {
         operands: std::array::from_fn(|k| operands[k].base),
-        target: target.base,
+        target: target_base,
     };
     let nest_ref = &nest;
     let run = |extents: [usize; L], start: Point<N>| {
@@ -69,7 +76,10 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     };
     // Large nests split their outermost target loop across threads: every thread writes its
     // own target elements.
-    let points: usize = extents.iter().product();
+    // Saturating: a nest with an empty loop has no points, whatever the others' product.
+    let points = extents
+        .iter()
+        .fold(1usize, |points, &e| points.saturating_mul(e));
     let split = (0..n_out).find(|&k| extents[k] > 1);
     // Only a target whose points address distinct elements may be split between threads; the
     // pool is asked only for nests worth splitting (small ones run often).
@@ -80,10 +90,12 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         1
     };
     let large = worth_splitting && threads > 1;
-    if let (true, 0, Some(split)) = (large, n_out, (0..L).find(|&k| extents[k] > 1)) {
-        // A scalar result: each thread sums part of one summed loop, then the parts are added.
+    if let (true, 0, Some(split)) = (worth_splitting, n_out, (0..L).find(|&k| extents[k] > 1)) {
+        // A scalar result: one summed loop is cut into a fixed number of parts, whatever the
+        // pool's size, each summed on whichever thread takes it, and the parts are added
+        // pairwise in order, so the sum has the same bits on any number of threads.
         let length = extents[split];
-        let chunks = (threads * 4).min(length);
+        let chunks = SUM_PARTS.min(length);
         let partials: Vec<T> = (0..chunks)
             .into_par_iter()
             .map(|chunk| {
@@ -112,10 +124,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
                 partial
             })
             .collect();
-        let sum = partials
-            .into_iter()
-            .fold(T::ZERO, |total, partial| total + partial);
-        nest.store(start.target, sum);
+        nest.store(start.target, pairwise_sum(&partials));
         return;
     }
     if let (true, Some(split)) = (large, split) {
@@ -137,6 +146,22 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
 // Heuristic: below about this many element visits, handing work to other threads costs more
 // than it saves.
 const PARALLEL_WORK: usize = 1 << 18;
+
+/// How many parts a large scalar sum is cut into (see `evaluate`): enough for every thread of
+/// a machine like ours to take several, and fixed, so the parts do not depend on the pool.
+const SUM_PARTS: usize = 64;
+
+/// `values` added pairwise (halves first), in order: the same bits for the same values.
+fn pairwise_sum<T: Element>(values: &[T]) -> T {
+    match values {
+        [] => T::ZERO,
+        [value] => *value,
+        _ => {
+            let (low, high) = values.split_at(values.len() / 2);
+            pairwise_sum(low) + pairwise_sum(high)
+        }
+    }
+}
 
 /// Runs a loop nest (loops already in execution order) from `start`.
 #[allow(clippy::too_many_arguments)]

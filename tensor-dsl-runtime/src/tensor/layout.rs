@@ -44,8 +44,12 @@ impl<const N: usize> IntoShape for &[usize; N] {
     }
 }
 
-/// The number of elements of `shape`, or an error if it overflows `usize`.
+/// The number of elements of `shape`, or an error if it overflows `usize`. Any zero extent
+/// makes it 0, whatever the other extents and their order (`[usize::MAX, 4, 0]` holds nothing).
 pub(crate) fn element_count(shape: &[usize]) -> Result<usize, ShapeError> {
+    if shape.contains(&0) {
+        return Ok(0);
+    }
     shape
         .iter()
         .try_fold(1usize, |count, &extent| count.checked_mul(extent))
