@@ -108,6 +108,30 @@ fn fallible_into_own_error(a: &Tensor<f64>) -> Result<Tensor<f64>, AppError> {
     Ok(t)
 }
 
+fn outer_product(a: &tensor_dsl::TensorView<'_, f64>) -> Result<Tensor<f64>, ShapeError> {
+    try_tensor! { let c[i, j] = a[i] * a[j]; }
+    Ok(c)
+}
+
+/// A `let` result with more elements than can exist is a shape error like any other: an `Err`
+/// through `try_tensor!`, a panic naming it through `tensor!`, before anything is allocated.
+#[test]
+fn impossible_let_results_are_shape_errors() {
+    let one = Tensor::<f64>::zeros([1]);
+    let huge = one.view().broadcast([usize::MAX / 4]).unwrap();
+    let error = outer_product(&huge).unwrap_err();
+    assert_eq!(error.kind(), ShapeErrorKind::Overflow);
+    assert!(error.to_string().contains("`c`"), "{error}");
+    let message = panic_message(|| {
+        tensor! { let d[i, j] = huge[i] * huge[j]; }
+        drop(d);
+    });
+    assert!(message.contains("`d` would have shape"), "{message}");
+    // A large result that can exist is made as before.
+    let small = data::<f64>(&[3], 0);
+    assert_eq!(outer_product(&small.view()).unwrap().shape(), &[3, 3]);
+}
+
 #[test]
 fn try_tensor_returns_errors_and_keeps_bindings() {
     let a = data::<f64>(&[4], 0);

@@ -14,7 +14,9 @@ pub use crate::operand::access::{
     Witness,
 };
 pub use crate::operand::array::LetResult;
-pub use crate::operand::check::{check_position, check_rank, expect, unify, Occurrence};
+pub use crate::operand::check::{
+    check_position, check_rank, check_result_size, expect, unify, Occurrence,
+};
 pub use crate::operand::extents::{
     AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, StaticLayout, MAX_STATIC_RANK,
 };

@@ -153,6 +153,21 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             tokens.extend(hygienic!(let #local: usize = #value;));
             extents.insert((s, var.name.clone()), local);
         }
+        // The tensor a `let` makes must be able to exist: checked here, with the block's other
+        // shape errors, rather than failing when it is allocated.
+        if let Target::NewTensor { name, .. } = &statement.target {
+            let shape = statement
+                .lhs_vars()
+                .map(|var| &extents[&(s, var.name.clone())]);
+            let name = if program.makes_temporary(statement) {
+                hygienic!(::core::option::Option::None)
+            } else {
+                let text = name.to_string();
+                hygienic!(::core::option::Option::Some(#text))
+            };
+            let call = check(hygienic!(#p::check_result_size(#name, &[#(#shape),*])));
+            tokens.extend(hygienic!(#call;));
+        }
     }
     Checks { tokens, extents }
 }

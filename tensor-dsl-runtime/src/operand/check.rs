@@ -3,6 +3,7 @@
 //! block writes anything.
 
 use crate::error::{ShapeError, ShapeErrorKind};
+use crate::tensor::layout::element_count;
 
 /// One place an index occurs: the access as the user wrote it, the axis, its extent there.
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +81,30 @@ pub fn check_position(
             "position {position} on axis {axis} of `{access}` is out of bounds: the axis has extent {extent}"
         ),
     ))
+}
+
+/// Checks that the tensor a `let` makes (named `name`, or an intermediate result when `None`)
+/// can exist: its element count fits in memory's addresses. Checked with the block's other
+/// shape errors, so through `try_tensor!` an impossible result is an `Err`, never a panic
+/// inside an allocation.
+pub fn check_result_size(name: Option<&'static str>, shape: &[usize]) -> Result<(), ShapeError> {
+    // The largest count whose bytes fit in `isize` for every element type (up to 16 bytes).
+    const MAX_ELEMENTS: usize = isize::MAX as usize / 16;
+    match element_count(shape) {
+        Ok(count) if count <= MAX_ELEMENTS => Ok(()),
+        _ => Err(ShapeError::new(
+            ShapeErrorKind::Overflow,
+            match name {
+                Some(name) => format!(
+                    "`{name}` would have shape {shape:?}: more elements than a tensor can hold"
+                ),
+                None => format!(
+                    "an intermediate result would have shape {shape:?}: more elements than a \
+                     tensor can hold"
+                ),
+            },
+        )),
+    }
 }
 
 /// The value of a check, or a panic at the caller (the user's `tensor!` call).
