@@ -211,6 +211,38 @@ fn beta_zero_in_every_form_on_the_device() {
     assert_close(&Tensor::zeros([6, 3]), &df);
 }
 
+/// Each simulator is a device of its own: tensors of two in one statement are refused before
+/// anything is written, as tensors of two GPUs are.
+#[test]
+fn tensors_of_two_simulators_in_one_statement_are_refused() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let (first, second) = (CudaDevice::simulator(), CudaDevice::simulator());
+    let a = CudaTensor::from_host(&first, &data::<f64>(&[40, 36], 1)).unwrap();
+    let b = CudaTensor::from_host(&second, &data::<f64>(&[36, 33], 2)).unwrap();
+    let b_on_first = CudaTensor::from_host(&first, &b.to_host().unwrap()).unwrap();
+    let mut c = CudaTensor::zeros(&first, [40, 33]).unwrap();
+    let mut d = CudaTensor::zeros(&first, [40, 36]).unwrap();
+    // A GEMM, a loop nest and a scalar sum, each with an operand of the second simulator.
+    assert!(catch_unwind(AssertUnwindSafe(
+        || tensor! { c[i, j] = a[i, k] * b[k, j]; }
+    ))
+    .is_err());
+    assert!(catch_unwind(AssertUnwindSafe(
+        || tensor! { d[i, k] = a[i, k] * b[k, 0]; }
+    ))
+    .is_err());
+    let scalar = || {
+        tensor! { let s = a[i, k] * b[k, i]; }
+        s
+    };
+    assert!(catch_unwind(AssertUnwindSafe(scalar)).is_err());
+    let zeros = |t: &CudaTensor<f64>| t.to_host().unwrap().as_slice().iter().all(|&x| x == 0.0);
+    assert!(zeros(&c) && zeros(&d));
+    // The same statements over one simulator's tensors run.
+    tensor! { c[i, j] = a[i, k] * b_on_first[k, j]; }
+    assert!(!zeros(&c));
+}
+
 /// Permuted and sliced device tensors (no copies) as operands and targets, in loop-nest and
 /// GEMM steps, equal the same views on the host.
 #[test]

@@ -76,7 +76,7 @@ impl CudaDevice {
     /// reported); cuBLAS calls run through a host implementation of cuBLAS's column-major
     /// definition. For debugging device code, and for testing on machines without a GPU.
     pub fn simulator() -> CudaDevice {
-        CudaDevice::with(DeviceKind::Simulator(Simulator::default()))
+        CudaDevice::with(DeviceKind::Simulator(Simulator::new()))
     }
 
     /// Whether this is the simulator.
@@ -145,7 +145,8 @@ impl CudaDevice {
     }
 
     /// Runs a two-operand contraction step as cuBLAS calls where its layout allows, else as
-    /// its loop-nest module.
+    /// its loop-nest module (also for a scalar result, which lives on the host: cuBLAS writes
+    /// only device memory, the module writes it through a device temporary).
     #[doc(hidden)]
     pub fn run_contraction<T: Element, const L: usize>(
         &self,
@@ -153,7 +154,8 @@ impl CudaDevice {
         step: Step<'_, T, L, 2>,
         scalars: &[T],
     ) -> Result<(), CudaError> {
-        match cublas::calls(&step) {
+        let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
+        match cublas::calls(&step).filter(|_| !host_scalar) {
             Some(calls) => self.run_calls(&step, &calls),
             None => self.run_step(module, step, scalars),
         }
@@ -168,8 +170,8 @@ impl CudaDevice {
     ) -> Result<(), CudaError> {
         let counters = &self.inner.counters;
         match &self.inner.kind {
-            DeviceKind::Simulator(_) => {
-                if step.memory() != [Memory::Host; 2] {
+            DeviceKind::Simulator(simulator) => {
+                if step.memory() != [simulator.memory; 2] {
                     return Err(CudaError::DeviceMismatch);
                 }
                 cublas::on_host(step, calls, counters)
@@ -247,7 +249,7 @@ impl CudaDevice {
     /// Where this device's tensors' elements live, as accesses record it.
     pub(crate) fn memory(&self) -> Memory {
         match &self.inner.kind {
-            DeviceKind::Simulator(_) => Memory::Host,
+            DeviceKind::Simulator(simulator) => simulator.memory,
             DeviceKind::Gpu(gpu) => gpu.memory,
         }
     }

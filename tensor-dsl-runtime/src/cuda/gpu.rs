@@ -77,7 +77,6 @@ fn driver<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> CudaError + '_ {
 
 impl Gpu {
     pub(crate) fn new(ordinal: usize) -> Result<Gpu, CudaError> {
-        static DEVICES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
         let context = CudaContext::new(ordinal)?;
         let (major, minor) = context.compute_capability()?;
         Ok(Gpu {
@@ -87,7 +86,7 @@ impl Gpu {
             // A stream of its own, not the legacy default one: that handle means "the current
             // device's", so frees ordered on it could land on another device's queue.
             stream: context.new_stream()?,
-            memory: Memory::Device(DEVICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            memory: Memory::fresh_device(),
             modules: Mutex::new(HashMap::new()),
         })
     }

@@ -76,13 +76,21 @@ impl SimModule {
     }
 }
 
-/// Compiled modules by text.
-#[derive(Default)]
+/// Compiled modules by text, and the memory tag of this simulator's tensors (host memory,
+/// told apart from the host's and every other device's so a statement cannot mix them).
 pub(crate) struct Simulator {
     modules: Mutex<HashMap<String, Arc<SimModule>>>,
+    pub(crate) memory: Memory,
 }
 
 impl Simulator {
+    pub(crate) fn new() -> Self {
+        Simulator {
+            modules: Mutex::new(HashMap::new()),
+            memory: Memory::fresh_device(),
+        }
+    }
+
     /// The module for `text`, compiling it if needed.
     pub(crate) fn module(
         &self,
@@ -208,7 +216,8 @@ fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
 
 impl Simulator {
     /// Runs one proven step with the module of `text`, compiling it first if needed. The
-    /// simulator's memory is the host's, so a step over a GPU's memory is refused.
+    /// step's operands are this simulator's tensors; its target too, or it is a host scalar (a
+    /// statement's scalar result), which the simulator, running on the host, writes in place.
     pub(crate) fn run_step<T: Element, const L: usize, const N: usize>(
         &self,
         text: &str,
@@ -216,7 +225,10 @@ impl Simulator {
         scalars: &[T],
         counters: &Counters,
     ) -> Result<(), CudaError> {
-        if step.memory() != [Memory::Host; 2] {
+        let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
+        if (step.memory()[0] != self.memory && !host_scalar)
+            || (N > 0 && step.memory()[1] != self.memory)
+        {
             return Err(CudaError::DeviceMismatch);
         }
         let module = self.module(text, counters)?;

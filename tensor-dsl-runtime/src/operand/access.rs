@@ -114,6 +114,16 @@ pub(crate) enum Memory {
     Device(usize),
 }
 
+impl Memory {
+    /// A device memory no device made before has: each device, a GPU or a simulator, takes
+    /// one, so accesses tell two devices apart even where both are in fact the host's memory.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn fresh_device() -> Memory {
+        static DEVICES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+        Memory::Device(DEVICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 impl<T> Clone for Access<'_, T> {
     fn clone(&self) -> Self {
         *self
