@@ -63,8 +63,8 @@ pub struct Extent<const N: usize>;
 
 /// Extents that admit `R` indices: static extents of exactly rank `R`, or [`Dynamic`].
 #[diagnostic::on_unimplemented(
-    message = "this access has {R} index positions, but the tensor's type fixes its extents to `{Self}`",
-    label = "{R} index positions here",
+    message = "this access is of rank {R}, but the tensor's type fixes its extents to `{Self}`",
+    label = "an access of rank {R}",
     note = "give the access one index per axis: `Extents2<4, 3>` is the type of a 4 × 3 tensor"
 )]
 pub trait AdmitsRank<const R: usize> {}
