@@ -1,9 +1,9 @@
 //! A device's counters → [`DeviceStats`]: modules compiled, kernels launched and cuBLAS calls
-//! made, counted by the engines as they work and read by [`CudaDevice::stats`](super::CudaDevice::stats).
+//! made, counted by the engines as they work and read by [`CudaDevice::stats`](crate::cuda::CudaDevice::stats).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Work a device has done since it was made (see [`CudaDevice::stats`]).
+/// Work a device has done since it was made (see [`CudaDevice::stats`](crate::cuda::CudaDevice::stats)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceStats {
     /// Modules compiled (by NVRTC, or by the host compiler for the simulator, which compiles

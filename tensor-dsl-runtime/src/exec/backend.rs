@@ -1,8 +1,8 @@
 //! Operand types → where a statement runs. Generated code (with feature `cuda`) asks the
-//! statement's first tensor for its [`Backend`] and every other tensor to be on the same kind,
+//! statement's first tensor for its `Backend` and every other tensor to be on the same kind,
 //! a type error on the offending operand otherwise; each proven step then goes to the backend
-//! with its code in every form a backend runs (the host closure, the device [`StepModule`]).
-//! [`Host`] is the engines of this room; a device backend is a sibling room's (`cuda/`).
+//! with its code in every form a backend runs (the host closure, the device `StepModule`).
+//! `Host` is the engines of this room; a device backend is a sibling room's (`cuda/`).
 //! Invariant: host engines only ever see host tensors' steps (the kind is a type), and a device
 //! runs only steps over its own memory (checked per step).
 
@@ -16,7 +16,7 @@ use super::step::Step;
 
 /// A step's device code: the text of its CUDA module for each element type, and the module's
 /// shape (what the compiler's `emit::cuda::ModuleShape` says). Handed to every backend beside
-/// the host closure; the host ignores it. Made only through the unsafe [`StepModule::new`]: the
+/// the host closure; the host ignores it. Made only through the unsafe `StepModule::new`: the
 /// text becomes machine code that runs with the step's pointers.
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
@@ -74,7 +74,7 @@ pub struct OnDevice;
 
 /// Where a statement's steps run; what generated code calls for each of them.
 pub trait Backend {
-    /// [`OnHost`] or [`OnDevice`]: which tensors the backend reads and writes ([`RunsOn`]).
+    /// `OnHost` or `OnDevice`: which tensors the backend reads and writes (`RunsOn`).
     type Kind;
     /// The tensor a `let` makes.
     type Tensor<T: Element>;
@@ -86,7 +86,7 @@ pub trait Backend {
         witness: &W,
         shape: [usize; R],
     ) -> Self::Tensor<W::Elem>;
-    /// A zero-filled `let` result of rank 1 to 4 (see [`LetResult`]).
+    /// A zero-filled `let` result of rank 1 to 4 (see `LetResult`).
     fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
         &self,
         witness: &W,
@@ -228,12 +228,12 @@ impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &X {}
 impl<K, X: RunsOn<K> + ?Sized> RunsOn<K> for &mut X {}
 
 /// A statement's tensor, asked for its backend by method lookup (autoref specialisation):
-/// `(&&Probe(&tensor)).__tdsl_probe_backend()` finds [`OwnBackend`] for tensor types with a
-/// backend of their own ([`OnBackend`]), and [`HostBackend`] for any other operand type (a
+/// `(&&Probe(&tensor)).__tdsl_probe_backend()` finds `OwnBackend` for tensor types with a
+/// backend of their own (`OnBackend`), and `HostBackend` for any other operand type (a
 /// user's own), whose elements are host memory.
 pub struct Probe<'a, X: ?Sized>(pub &'a X);
 
-/// A tensor type's own backend (see [`Probe`]).
+/// A tensor type's own backend (see `Probe`).
 pub trait OwnBackend<'a> {
     /// The tensor type's backend.
     type Backend;
@@ -241,7 +241,7 @@ pub trait OwnBackend<'a> {
     type Tensor: ?Sized;
     /// The backend the statement's steps go to.
     fn __tdsl_probe_backend(&self) -> Self::Backend;
-    /// The tensor itself, for [`same_backend`].
+    /// The tensor itself, for `same_backend`.
     fn __tdsl_probe_tensor(&self) -> &'a Self::Tensor;
 }
 
@@ -256,11 +256,11 @@ impl<'a, X: OnBackend + ?Sized> OwnBackend<'a> for &Probe<'a, X> {
     }
 }
 
-/// Operand types without a backend of their own run on the host (see [`Probe`]).
+/// Operand types without a backend of their own run on the host (see `Probe`).
 pub trait HostBackend {
     /// The host.
     fn __tdsl_probe_backend(&self) -> Host;
-    /// A stand-in for the tensor, for [`same_backend`]: host memory.
+    /// A stand-in for the tensor, for `same_backend`: host memory.
     fn __tdsl_probe_tensor(&self) -> &'static HostOperand;
 }
 

@@ -64,7 +64,7 @@ impl<'a, T> TensorView<'a, T> {
 
     /// A row-major view of `data` under `shape`, without copying.
     ///
-    /// Fails with [`ShapeErrorKind::DataLength`] when `data.len()` differs from the product of
+    /// Fails with [`ShapeErrorKind::DataLength`](crate::ShapeErrorKind::DataLength) when `data.len()` differs from the product of
     /// the extents.
     ///
     /// ```
@@ -112,7 +112,7 @@ impl<'a, T> TensorView<'a, T> {
     /// axes are matched from the last, an axis of extent 1 repeats its element along the
     /// matching axis (stride 0), and axes missing in front are added.
     ///
-    /// Fails with [`ShapeErrorKind::IncompatibleShape`] when an axis differs from its match
+    /// Fails with [`ShapeErrorKind::IncompatibleShape`](crate::ShapeErrorKind::IncompatibleShape) when an axis differs from its match
     /// and is not of extent 1, or `shape` has fewer axes.
     ///
     /// ```
@@ -287,7 +287,7 @@ impl<'a, T> TensorViewMut<'a, T> {
 
     /// A writable row-major view of `data` under `shape`, without copying.
     ///
-    /// Fails with [`ShapeErrorKind::DataLength`] when `data.len()` differs from the product of
+    /// Fails with [`ShapeErrorKind::DataLength`](crate::ShapeErrorKind::DataLength) when `data.len()` differs from the product of
     /// the extents.
     ///
     /// ```
@@ -500,8 +500,8 @@ macro_rules! view_layout_methods {
             /// The same elements under another shape with as many elements, in the same
             /// row-major order, without copying.
             ///
-            /// Fails with [`ShapeErrorKind::IncompatibleShape`] when the element counts
-            /// differ, and with [`ShapeErrorKind::IncompatibleLayout`] when the view is not
+            /// Fails with [`ShapeErrorKind::IncompatibleShape`](crate::ShapeErrorKind::IncompatibleShape) when the element counts
+            /// differ, and with [`ShapeErrorKind::IncompatibleLayout`](crate::ShapeErrorKind::IncompatibleLayout) when the view is not
             /// contiguous in row-major order (a transpose, a strided slice, a broadcast): copy
             /// it with [`to_owned`](Self::to_owned) first.
             ///
