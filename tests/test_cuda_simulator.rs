@@ -211,6 +211,21 @@ fn beta_zero_in_every_form_on_the_device() {
     assert_close(&Tensor::zeros([6, 3]), &df);
 }
 
+/// `tan`, `sigmoid` and `pow` in a module equal the host's.
+#[test]
+fn new_functions_on_the_device() {
+    let device = CudaDevice::simulator();
+    let a = data::<f64>(&[9, 5], 4);
+    let da = CudaTensor::from_host(&device, &a).unwrap();
+    let mut host = Tensor::<f64>::zeros([9, 5]);
+    let mut on_device = CudaTensor::zeros(&device, [9, 5]).unwrap();
+    tensor! {
+        host[i, j] = tan(a[i, j]) + sigmoid(a[i, j]) * pow(abs(a[i, j]) + 1, a[i, j]) + log(2);
+        on_device[i, j] = tan(da[i, j]) + sigmoid(da[i, j]) * pow(abs(da[i, j]) + 1, da[i, j]) + log(2);
+    }
+    assert_close(&host, &on_device);
+}
+
 /// Each simulator is a device of its own: tensors of two in one statement are refused before
 /// anything is written, as tensors of two GPUs are.
 #[test]

@@ -38,6 +38,37 @@ fn functions_apply_inside_the_sum() {
     assert_close(&w, &reference(&[7], |ix| at(&b, ix).powi(-2)), 1e-12);
 }
 
+/// The functions numpy and ML code reach for first: `tan`, `sigmoid`, a real `pow`, and `log`
+/// as the natural logarithm (`ln`'s other name).
+#[test]
+fn tan_sigmoid_pow_and_log() {
+    let a = data::<f64>(&[7, 3], 2);
+    let b = data::<f32>(&[13], 3);
+    tensor! {
+        let t[i, j] = tan(a[i, j]) + sigmoid(a[i, j]);
+        let p[i, j] = pow(abs(a[i, j]) + 1, a[i, j]) + log(abs(a[i, j]) + 1);
+        let s[i] = sigmoid(100 * b[i]) + sigmoid(-100 * b[i]);
+        let q = pow(abs(b[i]), 0.5);
+    }
+    let expected = reference(&[7, 3], |ix| {
+        let x = at(&a, ix);
+        x.tan() + 1.0 / (1.0 + (-x).exp())
+    });
+    assert_close(&t, &expected, 1e-12);
+    let expected = reference(&[7, 3], |ix| {
+        let x = at(&a, ix);
+        (x.abs() + 1.0).powf(x) + (x.abs() + 1.0).ln()
+    });
+    assert_close(&p, &expected, 1e-12);
+    // sigmoid(x) + sigmoid(-x) = 1, also far out where exp overflows.
+    assert!(s.iter().all(|&v| (v - 1.0).abs() < 1e-6), "{s}");
+    let expected = sum_over(&[13], |r| f64::from(b[[r[0]]]).abs().sqrt());
+    assert!(
+        (f64::from(q) - expected).abs() < 1e-5 * expected,
+        "{q} vs {expected}"
+    );
+}
+
 #[test]
 fn division_is_point_wise_inside_the_sum() {
     let a = data::<f64>(&[4, 5], 0);

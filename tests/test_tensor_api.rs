@@ -624,6 +624,15 @@ fn empty_shapes_are_valid_in_any_axis_order() {
             assert_eq!(s, 0.0);
         }
     }
+    // A sum over an empty loop beside a huge one is 0 at every target point, at once (the
+    // `+ 1`, a term of its own, sums nothing).
+    let w = Tensor::<f64>::zeros([3, big, 0]);
+    let wt = w.view().permuted_axes(&[0, 2, 1]);
+    tensor! {
+        let r[i] = w[i, j, k];
+        let q[i] = wt[i, k, j] + 1;
+    }
+    assert_eq!((r.as_slice(), q.as_slice()), (&[0.0; 3][..], &[1.0; 3][..]));
 }
 
 // serde (feature `serde`).

@@ -545,10 +545,22 @@ pub fn call(function: Function, args: &[Value]) -> Value {
         Function::Abs => (x.abs(), m),
         Function::Sin => (x.sin(), amplify(x.cos(), m) + x.sin().abs()),
         Function::Cos => (x.cos(), amplify(x.sin(), m) + x.cos().abs()),
+        Function::Tan => (x.tan(), amplify(1.0 + x.tan() * x.tan(), m) + x.tan().abs()),
         Function::Tanh => (
             x.tanh(),
             amplify(1.0 - x.tanh() * x.tanh(), m) + x.tanh().abs(),
         ),
+        Function::Sigmoid => {
+            let s = 1.0 / (1.0 + (-x).exp());
+            (s, amplify(s * (1.0 - s), m) + s)
+        }
+        Function::Pow => {
+            let (y, my) = args[1];
+            let value = x.powf(y);
+            let by_base = amplify(y * x.powf(y - 1.0), m);
+            let by_exponent = amplify(value * x.abs().ln(), my);
+            (value, by_base + by_exponent + value.abs())
+        }
         // `max(NaN, y)` is `y`: keep the taint of a non-finite argument, whose value may
         // legitimately differ with evaluation order (∞·0 after distributing a sum).
         Function::Max | Function::Min if !(m + args[1].1).is_finite() => {

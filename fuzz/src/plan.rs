@@ -264,9 +264,12 @@ impl Body {
                     Function::Abs => a.abs(),
                     Function::Sin => a.sin(),
                     Function::Cos => a.cos(),
+                    Function::Tan => a.tan(),
                     Function::Tanh => a.tanh(),
+                    Function::Sigmoid => 1.0 / (1.0 + (-a).exp()),
                     Function::Max => a.max(args[1].eval(x)),
                     Function::Min => a.min(args[1].eval(x)),
+                    Function::Pow => a.powf(args[1].eval(x)),
                     Function::Powi(n) => a.powi(crate::memory::literal_exponent(*n)),
                 }
             }

@@ -60,8 +60,15 @@ pub trait Element:
     fn sin(self) -> Self;
     /// `cos(x)`, in radians.
     fn cos(self) -> Self;
+    /// `tan(x)`, in radians.
+    fn tan(self) -> Self;
     /// `tanh(x)`: the hyperbolic tangent.
     fn tanh(self) -> Self;
+    /// `sigmoid(x)`: the logistic function `1 / (1 + exp(-x))` (0 and 1 at the far ends, never
+    /// NaN for a number).
+    fn sigmoid(self) -> Self;
+    /// `pow(x, y)`: x to a real power, as `f64::powf` (NaN for a negative x and a fractional y).
+    fn pow(self, exponent: Self) -> Self;
     /// `max(x, y)`: the larger value; a NaN loses to a number, as `f64::max`.
     fn max(self, other: Self) -> Self;
     /// `min(x, y)`: the smaller value; a NaN loses to a number, as `f64::min`.
@@ -130,8 +137,20 @@ macro_rules! impl_element {
                 $t::cos(self)
             }
             #[inline(always)]
+            fn tan(self) -> Self {
+                $t::tan(self)
+            }
+            #[inline(always)]
             fn tanh(self) -> Self {
                 $t::tanh(self)
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                1.0 / (1.0 + (-self).exp())
+            }
+            #[inline(always)]
+            fn pow(self, exponent: Self) -> Self {
+                $t::powf(self, exponent)
             }
             #[inline(always)]
             fn max(self, other: Self) -> Self {

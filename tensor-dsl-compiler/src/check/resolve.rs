@@ -356,20 +356,24 @@ impl Resolver<'_> {
         let name = function.to_string();
         let (resolved, arity) = match name.as_str() {
             "exp" => (Exp, 1),
-            "ln" => (Ln, 1),
+            // `log` is numpy's and C's name for the natural logarithm.
+            "ln" | "log" => (Ln, 1),
             "sqrt" => (Sqrt, 1),
             "abs" => (Abs, 1),
             "sin" => (Sin, 1),
             "cos" => (Cos, 1),
+            "tan" => (Tan, 1),
             "tanh" => (Tanh, 1),
+            "sigmoid" => (Sigmoid, 1),
             "max" => (Max, 2),
             "min" => (Min, 2),
+            "pow" => (Pow, 2),
             "powi" => (Powi(ir::Exponent::Literal(0)), 2),
             _ => {
                 self.errors.error(
                     function.span(),
                     format!(
-                        "unknown function `{name}`; the element-wise functions are exp, ln, sqrt, abs, sin, cos, tanh, max, min and powi"
+                        "unknown function `{name}`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow and powi"
                     ),
                 );
                 scope.failed = true;
@@ -414,7 +418,7 @@ impl Resolver<'_> {
                             args[1].span(),
                             "the exponent of `powi` must be an integer: a literal such as \
                              `powi(x[i], 3)`, or a Rust `i32` such as `powi(x[i], n)` or \
-                             `powi(x[i], {n + 1})`",
+                             `powi(x[i], {n + 1})`; for a real exponent write `pow(x[i], 2.5)`",
                         );
                         scope.failed = true;
                         return ir::Expr::Call(resolved, Vec::new());

@@ -295,8 +295,8 @@ mod tests {
             ),
             [
                 "`exp` takes 1 argument but 2 were given",
-                "unknown function `foo`; the element-wise functions are exp, ln, sqrt, abs, sin, cos, tanh, max, min and powi",
-                "the exponent of `powi` must be an integer: a literal such as `powi(x[i], 3)`, or a Rust `i32` such as `powi(x[i], n)` or `powi(x[i], {n + 1})`",
+                "unknown function `foo`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow and powi",
+                "the exponent of `powi` must be an integer: a literal such as `powi(x[i], 3)`, or a Rust `i32` such as `powi(x[i], n)` or `powi(x[i], {n + 1})`; for a real exponent write `pow(x[i], 2.5)`",
             ]
         );
     }

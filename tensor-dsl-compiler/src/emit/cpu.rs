@@ -715,8 +715,8 @@ impl StatementEmitter<'_> {
     }
 
     /// A step as loops written out over `__ext` (the extents, constants when every tensor is
-    /// static), reading elements through `Access::load` and combining into the target through
-    /// `TargetAccess::update`: the compiler sees the whole nest and unrolls small ones. Each
+    /// static), reading elements through `StaticAccess::load` and combining into the target
+    /// through `StaticTarget::update`: the compiler sees the whole nest and unrolls small ones. Each
     /// target point gets α times its sum combined as the step's mode says, as in `evaluate`
     /// (an empty sum is 0 whatever α, and β = 0 does not read the target, as in `Step`).
     fn written_out(&self, parts: &StepParts) -> TokenStream {

@@ -58,9 +58,12 @@ impl Real {
             Function::Abs => ("fabs", "fabsf"),
             Function::Sin => ("sin", "sinf"),
             Function::Cos => ("cos", "cosf"),
+            Function::Tan => ("tan", "tanf"),
             Function::Tanh => ("tanh", "tanhf"),
+            Function::Sigmoid => ("tdsl_sigmoid", "tdsl_sigmoid"),
             Function::Max => ("fmax", "fmaxf"),
             Function::Min => ("fmin", "fminf"),
+            Function::Pow => ("pow", "powf"),
             Function::Powi(_) => ("tdsl_powi", "tdsl_powi"),
         };
         match self {
@@ -143,12 +146,12 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    /// The step's value at one point, reading operand `k` as `a.operand[k][at_k]`.
     /// A term that is the statement's target times a scale (`β·c[i, j]`, read in place).
     fn target_term(&self, expr: &Expr) -> bool {
         matches!(expr, Expr::Access(access) if Some(access.tensor) == self.target)
     }
 
+    /// The step's value at one point, reading operand `k` as `a.operand[k][at_k]`.
     fn value(&mut self, step: &Step) -> String {
         match &step.terms[..] {
             [term] if !self.target_term(&term.expr) => self.expr(&term.expr),
@@ -274,6 +277,14 @@ impl Writer<'_> {
                  unsigned int e = n < 0 ? 0u - (unsigned int)n : (unsigned int)n;\n    \
                  real result = 1;\n    while (e) {{\n        if (e & 1u) result *= x;\n        \
                  x *= x;\n        e >>= 1;\n    }}\n    return n < 0 ? 1 / result : result;\n}}"
+            );
+        }
+        if value.contains("tdsl_sigmoid") {
+            let exp = self.real.function(Function::Exp);
+            let _ = writeln!(
+                out,
+                "__device__ __forceinline__ real tdsl_sigmoid(real x) {{\n    \
+                 return (real)1 / ((real)1 + {exp}(-x));\n}}"
             );
         }
         let alpha = self.alpha(step);

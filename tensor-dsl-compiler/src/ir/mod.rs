@@ -216,9 +216,14 @@ pub enum Function {
     Abs,
     Sin,
     Cos,
+    Tan,
     Tanh,
+    /// `1 / (1 + exp(-x))`.
+    Sigmoid,
     Max,
     Min,
+    /// A real power, `pow(x, y)`: both arguments are values.
+    Pow,
     /// Integer power; the exponent is part of the function, its one argument the base.
     Powi(Exponent),
 }
@@ -249,9 +254,12 @@ impl Function {
             Function::Abs => "abs",
             Function::Sin => "sin",
             Function::Cos => "cos",
+            Function::Tan => "tan",
             Function::Tanh => "tanh",
+            Function::Sigmoid => "sigmoid",
             Function::Max => "max",
             Function::Min => "min",
+            Function::Pow => "pow",
             Function::Powi(_) => "powi",
         }
     }

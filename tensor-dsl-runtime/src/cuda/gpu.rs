@@ -21,7 +21,7 @@ use crate::operand::access::Memory;
 
 use super::cublas::{Call, Op};
 use super::error::CudaError;
-use super::launch::{self, Launch, BLOCK};
+use super::launch::{self, Launch};
 use super::nvrtc;
 use super::stats::Counters;
 
@@ -145,7 +145,6 @@ impl Gpu {
         if launch == Launch::Nothing {
             return Ok(());
         }
-        let suffix = if narrow { "i32" } else { "i64" };
         // A host scalar target: copied to the device, written there, copied back.
         let mut scalar_target: Option<CudaSlice<T>> = None;
         if host_scalar {
@@ -197,14 +196,8 @@ impl Gpu {
                 .map(|_| ())
                 .map_err(CudaError::from)
         };
-        match launch {
-            Launch::Nothing => {}
-            Launch::Map { grid, block } => go(format!("tdsl_map_{suffix}"), grid, block)?,
-            Launch::Rows { grid } => go(format!("tdsl_rows_{suffix}"), grid, BLOCK)?,
-            Launch::Scalar { grid } => {
-                go(format!("tdsl_partial_{suffix}"), grid, BLOCK)?;
-                go("tdsl_finish".to_owned(), 1, BLOCK)?;
-            }
+        for pass in launch.passes(narrow) {
+            go(pass.entry, pass.grid, pass.block)?;
         }
         if let Some(scalar) = scalar_target {
             let value = self.stream.clone_dtoh(&scalar)?;

@@ -1,7 +1,8 @@
 //! A proven [`Step`] → how its module is launched, on a GPU or the simulator alike: the
 //! argument block in the module's `tdsl_args` layout, and the entries (one, two for a scalar
-//! sum) and grids picked from the step's shape. Invariant: every address a launch hands a kernel is one the step proved
-//! inside its buffer, so the kernel's unchecked loads and stores stay in bounds.
+//! sum) and grids picked from the step's shape. Invariant: every address a launch hands a
+//! kernel is one the step proved inside its buffer, so the kernel's unchecked loads and
+//! stores stay in bounds.
 
 use crate::element::Element;
 use crate::exec::step::{Bound, Step};

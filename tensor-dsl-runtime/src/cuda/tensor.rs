@@ -214,7 +214,8 @@ impl<T: Element> TargetOwned for CudaTensor<T> {
             } => (*address as *mut T, buffer.len()),
         };
         let layout = &self.layout;
-        TargetAccess::new(RawAccess::over(data, len, layout)).in_memory(memory)
+        // SAFETY: the tensor's own buffer (host, or this device's), borrowed mutably with `self`.
+        unsafe { TargetAccess::new(RawAccess::over(data, len, layout)) }.in_memory(memory)
     }
 }
 

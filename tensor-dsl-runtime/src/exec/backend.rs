@@ -34,7 +34,7 @@ impl<'t> StepModule<'t> {
     ///
     /// # Safety
     /// Each text must be a module `tensor-dsl-compiler` wrote for a step of this shape (its
-    /// `cuda::step_module`): such a module reads operand `k` and writes the target only at
+    /// `emit::cuda::step_module`): such a module reads operand `k` and writes the target only at
     /// `Σ index · stride` over the launch's extents, the offsets a proven `Step` covers, and
     /// runs no other code. Any other text is run as is, with the step's pointers.
     #[allow(clippy::too_many_arguments)]

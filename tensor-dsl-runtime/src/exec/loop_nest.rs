@@ -1,6 +1,7 @@
-//! Loop-nest kernel: `target[out] (=|+=) Σ_red body(operands)` over `L` loop variables, the
-//! first `n_out` of them the target's. Invariant: every element read or written was proven in
-//! bounds before the first iteration, so the inner loops are unchecked.
+//! Loop-nest engine: `target[out] (=|+=|= β·target +) α · Σ_red body(operands)` over `L` loop
+//! variables, the first `n_out` of them the target's. Invariant: every element read or written
+//! was proven in bounds before the first iteration, so the inner loops are unchecked; a large
+//! scalar sum is cut into a fixed number of parts, so its bits do not depend on the threads.
 
 use std::ops::Range;
 
@@ -33,7 +34,13 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     let operands = *step.operands();
     let target = step.target();
     let (target_data, target_base, target_strides) = (target.data, target.base, target.strides);
-    let (mode, alpha, extents, n_out) = (step.mode(), step.alpha(), *step.extents(), step.n_out());
+    let (mode, alpha, mut extents, n_out) =
+        (step.mode(), step.alpha(), *step.extents(), step.n_out());
+    if extents[n_out..].contains(&0) {
+        // An empty summed loop empties the sum: no summed loop runs, so no walk over the
+        // others' points, however many (fewer points than the step proved).
+        extents[n_out..].fill(0);
+    }
     let injective = step.injective();
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
@@ -99,7 +106,10 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         let partials: Vec<T> = (0..chunks)
             .into_par_iter()
             .map(|chunk| {
-                let (low, high) = (length * chunk / chunks, length * (chunk + 1) / chunks);
+                let (low, high) = (
+                    part_start(length, chunks, chunk),
+                    part_start(length, chunks, chunk + 1),
+                );
                 let mut part = extents;
                 part[split] = high - low;
                 let mut at = start;
@@ -131,7 +141,10 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
         let length = extents[split];
         let chunks = (threads * 4).min(length);
         (0..chunks).into_par_iter().for_each(|chunk| {
-            let (low, high) = (length * chunk / chunks, length * (chunk + 1) / chunks);
+            let (low, high) = (
+                part_start(length, chunks, chunk),
+                part_start(length, chunks, chunk + 1),
+            );
             let mut part = extents;
             part[split] = high - low;
             let mut at = start;
@@ -150,6 +163,12 @@ const PARALLEL_WORK: usize = 1 << 18;
 /// How many parts a large scalar sum is cut into (see `evaluate`): enough for every thread of
 /// a machine like ours to take several, and fixed, so the parts do not depend on the pool.
 const SUM_PARTS: usize = 64;
+
+/// Where part `part` of `length` points cut into `parts` near-equal parts starts (`length`
+/// for `part == parts`), without overflowing however long the loop.
+fn part_start(length: usize, parts: usize, part: usize) -> usize {
+    part * (length / parts) + part.min(length % parts)
+}
 
 /// `values` added pairwise (halves first), in order: the same bits for the same values.
 fn pairwise_sum<T: Element>(values: &[T]) -> T {
@@ -374,9 +393,11 @@ struct Nest<'b, T, F, const N: usize> {
     body: &'b F,
 }
 
-// SAFETY: threads share a `Nest` only to run disjoint parts of one loop nest (split along a
-// target loop), so no element is written by two threads or read by one while another writes
-// it; the operands are only read.
+// SAFETY: threads share a `Nest` only to run disjoint parts of one loop nest: split along a
+// target loop, so no element is written by two threads or read by one while another writes
+// it, or, for a scalar sum, split along a summed loop with each part writing only a local of
+// its own (a copy of the `Nest` with its own target) and the shared target written once, on
+// the calling thread, after all parts have returned; the operands are only read.
 unsafe impl<T: Sync, F: Sync, const N: usize> Sync for Nest<'_, T, F, N> {}
 
 impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
@@ -578,11 +599,14 @@ struct Point<const N: usize> {
 }
 
 impl<const N: usize> Point<N> {
+    /// Moves `times` steps along one loop. Wrapping: an offset that is dereferenced is one the
+    /// step proved, which fits, so wrapping changes nothing for it; an operand that addresses
+    /// nothing (an empty loop elsewhere in its layout) may have strides whose multiples do not.
     fn step(&mut self, operand_strides: &[isize; N], target_stride: isize, times: isize) {
         for (offset, stride) in self.operands.iter_mut().zip(operand_strides) {
-            *offset += stride * times;
+            *offset = offset.wrapping_add(stride.wrapping_mul(times));
         }
-        self.target += target_stride * times;
+        self.target = self.target.wrapping_add(target_stride.wrapping_mul(times));
     }
 }
 

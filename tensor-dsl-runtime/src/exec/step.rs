@@ -214,7 +214,7 @@ impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
 
     /// A second handle on the same target, for a sequence of steps that replaces the one
     /// holding this handle: the caller runs one or the other, never both at once.
-    pub(crate) fn alias(&self) -> Self {
+    fn alias(&self) -> Self {
         BoundTarget {
             _borrow: PhantomData,
             ..*self
@@ -401,20 +401,24 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
 
     /// A step derived from this one, over the same loops: it writes `output` (a temporary of
     /// the caller's, assigned with α = 1) or, for `None`, this step's target (with its mode and
-    /// α), from `operands` (this step's, or temporaries), all of them in `memory` but this
-    /// step's own target, which stays where it is. The engines split a step into such parts
-    /// (pairwise contractions, copies of an operand into a better layout); each is proven
-    /// afresh, so nothing the caller passes is trusted, and the caller runs the parts or this
-    /// step, never both.
+    /// α), from `operands` (this step's, or temporaries), all of them in this step's operands'
+    /// memory (`memory`, which must be it), but this step's own target, which stays where it
+    /// is. The engines split a step into such parts (pairwise contractions, copies of an
+    /// operand into a better layout); each is proven afresh against the buffers it is given,
+    /// and the caller runs the parts or this step, never both.
     ///
     /// # Panics
-    /// As [`Step::new`].
+    /// As [`Step::new`], and if `memory` is not where this step's operands live.
     pub(crate) fn derived<const M: usize>(
         &self,
         output: Option<BoundTarget<'a, T, L>>,
         operands: [Bound<'a, T, L>; M],
         memory: Memory,
     ) -> Step<'a, T, L, M> {
+        assert_eq!(
+            memory, self.memory[1],
+            "tensor-dsl bug: a derived step's temporaries in another memory than its operands"
+        );
         let (output, mode, alpha, written) = match output {
             Some(temporary) => (temporary, Mode::Assign, T::from_f64(1.0), memory),
             None => (self.target.alias(), self.mode, self.alpha, self.memory[0]),

@@ -166,9 +166,13 @@ pub struct TargetAccess<'a, T> {
 }
 
 impl<'a, T> TargetAccess<'a, T> {
-    /// Writes through `raw` for `'a`: its pointer must come from a writable borrow that lives
-    /// as long (an owned tensor's or an array's `&mut`, a writable view's, a device tensor's).
-    pub(crate) fn new(raw: RawAccess<'a, T>) -> Self {
+    /// Writes through `raw` for `'a`.
+    ///
+    /// # Safety
+    /// `raw`'s pointer must come from a writable borrow of its `len` elements that lives for
+    /// `'a` (an owned tensor's or an array's `&mut`, a writable view's, a device tensor's
+    /// buffer), with write provenance: a target's elements are written through it.
+    pub(crate) unsafe fn new(raw: RawAccess<'a, T>) -> Self {
         TargetAccess {
             raw,
             exclusive: false,
@@ -202,7 +206,9 @@ impl<'a, T> TargetAccess<'a, T> {
 
     /// The target of a statement with no left-hand indices: one scalar.
     pub fn scalar(value: &'a mut T) -> Self {
-        TargetAccess::new(RawAccess::new(value, 1, &[], &[], 0)).exclusive()
+        let data = std::ptr::from_mut(value).cast_const();
+        // SAFETY: `value` is borrowed mutably for `'a`, and the pointer keeps its provenance.
+        unsafe { TargetAccess::new(RawAccess::new(data, 1, &[], &[], 0)) }.exclusive()
     }
 
     /// Reads of the target's own elements, for right-hand accesses that are point-wise in place.
@@ -362,7 +368,10 @@ impl<T: Element> TargetOwned for Tensor<T> {
     fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
         let len = self.len();
         let data = self.as_mut_slice().as_mut_ptr();
-        TargetAccess::new(RawAccess::new(data, len, self.shape(), self.strides(), 0)).exclusive()
+        let raw = RawAccess::new(data, len, self.shape(), self.strides(), 0);
+        // SAFETY: `data` is the tensor's own buffer of `len` elements, borrowed mutably with
+        // `self` for the access's lifetime.
+        unsafe { TargetAccess::new(raw) }.exclusive()
     }
 }
 
@@ -379,7 +388,9 @@ impl<T: Element> TargetShared for TensorViewMut<'_, T> {
     type Elem = T;
     fn __tdsl_target(&self) -> TargetAccess<'_, T> {
         let (data, len, layout) = self.raw();
-        TargetAccess::new(RawAccess::over(data, len, layout))
+        // SAFETY: a writable view holds an exclusive borrow of its buffer, whose pointer it was
+        // made from with write provenance, for as long as the view lives.
+        unsafe { TargetAccess::new(RawAccess::over(data, len, layout)) }
     }
 }
 

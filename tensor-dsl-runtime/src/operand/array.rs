@@ -33,8 +33,9 @@ macro_rules! nested_array {
             fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
                 let len = std::mem::size_of_val(self) / std::mem::size_of::<T>().max(1);
                 let shape = const { &[$($extent),+] };
-                TargetAccess::new(RawAccess::new(self.as_mut_ptr().cast::<T>(), len, shape, const { &$strides }, 0))
-                    .exclusive()
+                let raw = RawAccess::new(self.as_mut_ptr().cast::<T>(), len, shape, const { &$strides }, 0);
+                // SAFETY: the array's own `len` elements, borrowed mutably with `self`.
+                unsafe { TargetAccess::new(raw) }.exclusive()
             }
         }
     };

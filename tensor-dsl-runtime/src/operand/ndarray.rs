@@ -89,13 +89,10 @@ where
         // `as_mut_ptr` first: for a shared (`ArcArray`) array it makes the data unique.
         let first = self.as_mut_ptr();
         let (data, len, offset) = span(first.cast_const(), self.shape(), self.strides());
-        TargetAccess::new(RawAccess::new(
-            data,
-            len,
-            self.shape(),
-            self.strides(),
-            offset,
-        ))
+        let raw = RawAccess::new(data, len, self.shape(), self.strides(), offset);
+        // SAFETY: `data` comes from `as_mut_ptr` (the array is `DataMut` and borrowed mutably
+        // with `self`), and spans exactly the elements its layout reaches.
+        unsafe { TargetAccess::new(raw) }
     }
 }
 

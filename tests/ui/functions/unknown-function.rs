@@ -2,6 +2,6 @@ use tensor_dsl::{tensor, Tensor};
 
 fn main() {
     let a = Tensor::<f64>::zeros([3]);
-    tensor! { let c[i] = log(a[i]) + powi(a[i], 2.5); }
+    tensor! { let c[i] = log10(a[i]) + powi(a[i], 2.5); }
     let _ = c;
 }
