@@ -65,6 +65,7 @@ impl Resolver<'_> {
             syntax::Statement::Assign(assign) => self.assign_statement(assign, &mut scope),
         };
         check_index_name_clash(&resolved, &scope, self.errors);
+        check_indices_in_positions(&resolved, &self.program.positions, self.errors);
         if !scope.failed {
             self.program.statements.push(resolved);
         }
@@ -576,6 +577,60 @@ fn check_index_name_clash(statement: &ir::Statement, scope: &StatementScope, err
                     "`{name}` is used both as an index and as a tensor or scalar in this statement; rename the index or the variable"
                 ),
             );
+        }
+    }
+}
+
+// A `{ … }` position is a Rust `usize` evaluated once when the block starts, so it cannot use
+// the statement's indices: `x[{i + k}]` would be index arithmetic, which the language lacks
+// (rustc would only say that `i` is no value in scope).
+fn check_indices_in_positions(
+    statement: &ir::Statement,
+    positions: &[TokenStream],
+    errors: &mut Errors,
+) {
+    let vars = statement.all_vars();
+    let mut accesses = Vec::new();
+    if let ir::Target::Tensor { access } = &statement.target {
+        accesses.push(access);
+    }
+    for term in statement.terms() {
+        term.expr
+            .visit_accesses(&mut |access| accesses.push(access));
+    }
+    for access in accesses {
+        for slot in &access.slots {
+            let Slot::Fixed(Position::Computed(k)) = slot else {
+                continue;
+            };
+            let mut idents = Vec::new();
+            idents_in(positions[*k].clone(), &mut idents);
+            if let Some(ident) = idents
+                .into_iter()
+                .find(|ident| vars.iter().any(|var| var.name == name_of(ident)))
+            {
+                errors.error(
+                    ident.span(),
+                    format!(
+                        "`{ident}` is an index of this statement, but a `{{ … }}` position is a \
+                         Rust `usize` computed once when the block starts, so it cannot use \
+                         one: index arithmetic is not supported; shift the tensor instead, with \
+                         a view written as a Rust expression in braces such as \
+                         `{{ x.view().slice_axis(0, k..n) }}[{ident}]`"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Every identifier in `tokens`, groups included.
+fn idents_in(tokens: TokenStream, out: &mut Vec<proc_macro2::Ident>) {
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) => out.push(ident),
+            TokenTree::Group(group) => idents_in(group.stream(), out),
+            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
         }
     }
 }

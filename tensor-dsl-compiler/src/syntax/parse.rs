@@ -263,6 +263,14 @@ fn index(input: ParseStream) -> syn::Result<Index> {
              for the last element write the position as a Rust expression, such as `{n - 1}`",
         ));
     }
+    if input.peek(Token![..]) {
+        let dots = input.parse::<TokenStream>()?.into_iter().next();
+        return Err(syn::Error::new(
+            dots.map_or_else(proc_macro2::Span::call_site, |dots| dots.span()),
+            "an ellipsis (`...`) over leading axes is not supported: a statement fixes each \
+             tensor's rank, so name one index per axis, such as `x[b, h, i]`",
+        ));
+    }
     let lookahead = input.lookahead1();
     if lookahead.peek(syn::Ident) {
         let var: syn::Ident = input.parse()?;
