@@ -58,6 +58,27 @@ fn elasticity_with_a_rank_four_nested_array() {
     assert_close(&stress, &expected, 1e-5);
 }
 
+/// The kind of a `let` result follows a rule a user can predict from the operands: a nested
+/// array when every use of each of its indices is over a static extent, else a `Tensor`, even
+/// when a nested array comes first.
+#[test]
+fn a_let_is_a_nested_array_only_when_every_use_of_its_indices_is_static() {
+    fn is_tensor(_: &Tensor<f64>) {}
+    fn is_array(_: &[[f64; 3]; 2]) {}
+    let a = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let t = to_tensor(&a);
+    tensor! {
+        let both_static[i, j] = a[i, j] * a[i, j];
+        let beside_a_tensor[i, j] = a[i, j] + t[i, j];
+        let only_one_index_dynamic[i, j] = a[i, j] * t[i, 0];
+    }
+    is_array(&both_static);
+    is_tensor(&beside_a_tensor);
+    is_tensor(&only_one_index_dynamic);
+    assert_eq!(beside_a_tensor.as_slice(), &[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+    assert_eq!(both_static, [[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]]);
+}
+
 #[test]
 fn static_and_dynamic_operands_mix() {
     let rotation = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];

@@ -18,7 +18,8 @@ pub use crate::operand::check::{
     check_position, check_rank, check_result_size, expect, unify, Occurrence,
 };
 pub use crate::operand::extents::{
-    AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, StaticLayout, MAX_STATIC_RANK,
+    AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, Meet, StaticLayout,
+    MAX_STATIC_RANK,
 };
 pub use crate::operand::static_access::{StaticAccess, StaticTarget};
 pub use crate::tensor::Tensor;
@@ -215,6 +216,12 @@ pub fn admits_rank<const R: usize, E: AdmitsRank<R>>(_layout: &StaticLayout<E>) 
 /// a value for [`agree`] and [`new_result`].
 #[inline(always)]
 pub fn extent_of<const K: usize, E: AxisExtent<K>>(_layout: &StaticLayout<E>) -> E::Extent {
+    Default::default()
+}
+
+/// The extent type of an index over two of its uses (see [`Meet`]), as a value.
+#[inline(always)]
+pub fn meet<A: Meet<B>, B>(_first: A, _later: B) -> A::Output {
     Default::default()
 }
 

@@ -251,25 +251,26 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// The extent type of left-hand index `var` (`__private::extent_of`) from its first use
-    /// on the right-hand side.
+    /// The extent type of left-hand index `var` over every use on the right-hand side
+    /// (`__private::extent_of`, combined by `meet`): static only if every use is, so one
+    /// operand of run-time shape over the index makes the result a `Tensor`.
     fn extent_type(&self, steps: &[Step], var: &IndexVar) -> Option<TokenStream> {
         let p = self.cx.private();
-        let mut found = None;
+        let mut uses = Vec::new();
         for term in steps.iter().flat_map(|step| &step.terms) {
             term.expr.visit_accesses(&mut |access| {
-                if found.is_none() {
-                    let axis = access
-                        .slots
-                        .iter()
-                        .position(|slot| *slot == Slot::Var(var.clone()));
-                    found = axis.map(|axis| (access.tensor, axis, access.span));
+                for (axis, slot) in access.slots.iter().enumerate() {
+                    if *slot == Slot::Var(var.clone()) {
+                        let layout = located(&layout_local(access.tensor), access.span);
+                        uses.push(
+                            quote_spanned!(access.span=> #p::extent_of::<#axis, _>(&#layout)),
+                        );
+                    }
                 }
             });
         }
-        let (tensor, axis, span) = found?;
-        let layout = located(&layout_local(tensor), span);
-        Some(quote_spanned!(span=> #p::extent_of::<#axis, _>(&#layout)))
+        uses.into_iter()
+            .reduce(|first, later| hygienic!(#p::meet(#first, #later)))
     }
 
     /// The tensors a statement's steps read, and `target` first if given.

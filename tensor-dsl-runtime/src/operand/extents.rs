@@ -127,6 +127,28 @@ impl<I: ?Sized, const N: usize> Agrees<I, Dynamic> for Extent<N> {}
 impl<I: ?Sized, const N: usize> Agrees<I, Extent<N>> for Dynamic {}
 impl<I: ?Sized> Agrees<I, Dynamic> for Dynamic {}
 
+/// The extent of an index over two of its uses, for the type of a `let` result: static only if
+/// both are (a use in a tensor of run-time shape makes the index's extent `Dynamic`, so the
+/// result is a `Tensor`, whatever else is static). Two different static extents keep the
+/// first: that mismatch is `Agrees`'s error, not this one's.
+pub trait Meet<B> {
+    /// [`Extent<N>`] or [`Dynamic`].
+    type Output: Default;
+}
+
+impl<const N: usize, const M: usize> Meet<Extent<M>> for Extent<N> {
+    type Output = Extent<N>;
+}
+impl<const N: usize> Meet<Dynamic> for Extent<N> {
+    type Output = Dynamic;
+}
+impl<const M: usize> Meet<Extent<M>> for Dynamic {
+    type Output = Dynamic;
+}
+impl Meet<Dynamic> for Dynamic {
+    type Output = Dynamic;
+}
+
 /// Static extents per rank: `ExtentsN<A, B, …>` admits exactly `N` indices, and its axis `K`
 /// has extent `Extent<…>` of the `K`-th parameter.
 macro_rules! static_extents {
