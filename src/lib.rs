@@ -34,7 +34,7 @@ pub use tensor_dsl_macros::try_tensor;
 #[doc(hidden)]
 pub use tensor_dsl_macros::__tensor_unoptimized;
 pub use tensor_dsl_runtime::{
-    iter, Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
+    checks, iter, Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
 };
 
 /// Extents as types, which `tensor!` checks at compile time: nested arrays such as

@@ -75,7 +75,10 @@ fn a_let_is_a_nested_array_only_when_every_use_of_its_indices_is_static() {
     is_array(&both_static);
     is_tensor(&beside_a_tensor);
     is_tensor(&only_one_index_dynamic);
-    assert_eq!(beside_a_tensor.as_slice(), &[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+    assert_eq!(
+        beside_a_tensor.as_slice(),
+        &[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    );
     assert_eq!(both_static, [[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]]);
 }
 

@@ -34,6 +34,7 @@ mod tensor;
 
 #[doc(hidden)]
 pub mod __private;
+pub mod checks;
 #[doc(hidden)]
 pub use exec::network;
 
