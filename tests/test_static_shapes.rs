@@ -297,3 +297,39 @@ fn a_layout_that_differs_from_its_static_extents_is_read_as_it_is() {
     let expected = reference(&[3, 6], |ix| if ix[1] < 3 { 2.0 } else { 0.0 });
     assert_close(&wide, &expected, 0.0);
 }
+
+/// A user's `Operand` whose access has another shape than the one it reports is stopped before
+/// anything is written, with a message naming the shapes and the inconsistent implementation,
+/// not as a tensor-dsl bug.
+#[test]
+fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use tensor_dsl::__private::{Access, Operand};
+    use tensor_dsl::extents::Dynamic;
+
+    struct Lies {
+        claimed: [usize; 1],
+        data: Tensor<f64>,
+    }
+    impl Operand for Lies {
+        type Elem = f64;
+        type Extents = Dynamic;
+        fn __tdsl_shape(&self) -> &[usize] {
+            &self.claimed
+        }
+        fn __tdsl_operand(&self) -> Access<'_, f64> {
+            self.data.__tdsl_operand()
+        }
+    }
+    let lies = Lies {
+        claimed: [4],
+        data: Tensor::zeros([3]),
+    };
+    let mut out = Tensor::<f64>::from_fn([4], |_| 7.0);
+    let panic = catch_unwind(AssertUnwindSafe(|| tensor! { out[i] = 2 * lies[i]; }))
+        .expect_err("an inconsistent operand is refused");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("shape [3]"), "{message}");
+    assert!(message.contains("`Operand` implementation"), "{message}");
+    assert!(out.iter().all(|&x| x == 7.0), "nothing was written");
+}

@@ -50,6 +50,11 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 }
 
+/// What a disagreement between an access and the shape checked before the statement means.
+const INCONSISTENT: &str = "the operand's `Operand` implementation reports a shape \
+    (`__tdsl_shape`) or buffer that its access (`__tdsl_operand`) does not have, or this is a \
+    tensor-dsl bug";
+
 /// An access bound to a loop nest of `L` loops: base offset plus one stride per loop, the
 /// buffer it addresses, and which loops it uses. A loop used on several axes (`a[i, i]`) gets
 /// the sum of their strides.
@@ -89,7 +94,12 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
             offset,
             ..
         } = *access;
-        assert_eq!(shape.len(), axes.len(), "tensor-dsl bug: rank not checked");
+        assert!(
+            shape.len() == axes.len(),
+            "an operand's access has rank {} but the statement indexes it with {}: {INCONSISTENT}",
+            shape.len(),
+            axes.len()
+        );
         let mut base = offset;
         let mut loop_strides = [0isize; L];
         let mut uses = 0u64;
@@ -97,14 +107,23 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
             match axis {
                 Axis::Loop(var) => {
                     assert!(var < L, "tensor-dsl bug: loop variable out of range");
-                    assert_eq!(extents[var], extent, "tensor-dsl bug: extent not checked");
+                    assert!(
+                        extents[var] == extent,
+                        "an operand's access has shape {shape:?}, whose axis of extent \
+                         {extent} the statement runs over {} points: {INCONSISTENT}",
+                        extents[var]
+                    );
                     loop_strides[var] = loop_strides[var]
                         .checked_add(stride)
                         .expect("tensor-dsl bug: stride overflow");
                     uses |= 1 << var;
                 }
                 Axis::Fixed(position) => {
-                    assert!(position < extent, "tensor-dsl bug: position not checked");
+                    assert!(
+                        position < extent,
+                        "an operand's access has shape {shape:?}, but the statement reads \
+                         position {position} of an axis of extent {extent}: {INCONSISTENT}"
+                    );
                     base = isize::try_from(position)
                         .ok()
                         .and_then(|position| position.checked_mul(stride))
@@ -181,7 +200,8 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
         let (low, high) = self.reach(extents, loops)?;
         assert!(
             low >= 0 && (high as usize) < self.len,
-            "tensor-dsl bug: access outside its buffer"
+            "an access reaches past the {} elements of its buffer: {INCONSISTENT}",
+            self.len
         );
         let size = std::mem::size_of::<T>();
         let start = self.data as usize;
@@ -574,7 +594,7 @@ mod tests {
     use crate::tensor::Tensor;
 
     #[test]
-    #[should_panic(expected = "tensor-dsl bug: extent not checked")]
+    #[should_panic(expected = "whose axis of extent")]
     fn binding_with_wrong_extents_is_caught() {
         let a = Tensor::<f64>::zeros([2, 2]);
         let mut c = Tensor::<f64>::zeros([3]);
