@@ -3,7 +3,6 @@
 //! block writes anything.
 
 use crate::error::{ShapeError, ShapeErrorKind};
-use crate::tensor::layout::element_count;
 
 /// One place an index occurs: the access as the user wrote it, the axis, its extent there.
 #[derive(Clone, Copy, Debug)]
@@ -87,24 +86,38 @@ pub fn check_position(
 /// can exist: its element count fits in memory's addresses. Checked with the block's other
 /// shape errors, so through `try_tensor!` an impossible result is an `Err`, never a panic
 /// inside an allocation.
+#[inline]
 pub fn check_result_size(name: Option<&'static str>, shape: &[usize]) -> Result<(), ShapeError> {
     // The largest count whose bytes fit in `isize` for every element type (up to 16 bytes).
     const MAX_ELEMENTS: usize = isize::MAX as usize / 16;
-    match element_count(shape) {
-        Ok(count) if count <= MAX_ELEMENTS => Ok(()),
-        _ => Err(ShapeError::new(
-            ShapeErrorKind::Overflow,
-            match name {
-                Some(name) => format!(
-                    "`{name}` would have shape {shape:?}: more elements than a tensor can hold"
-                ),
-                None => format!(
-                    "an intermediate result would have shape {shape:?}: more elements than a \
-                     tensor can hold"
-                ),
-            },
-        )),
+    // Inlined, so over static extents the whole check folds away.
+    let fits = shape.contains(&0)
+        || shape
+            .iter()
+            .try_fold(1usize, |count, &extent| count.checked_mul(extent))
+            .is_some_and(|count| count <= MAX_ELEMENTS);
+    if fits {
+        Ok(())
+    } else {
+        Err(result_too_large(name, shape))
     }
+}
+
+#[cold]
+#[inline(never)]
+fn result_too_large(name: Option<&'static str>, shape: &[usize]) -> ShapeError {
+    ShapeError::new(
+        ShapeErrorKind::Overflow,
+        match name {
+            Some(name) => {
+                format!("`{name}` would have shape {shape:?}: more elements than a tensor can hold")
+            }
+            None => format!(
+                "an intermediate result would have shape {shape:?}: more elements than a tensor \
+                 can hold"
+            ),
+        },
+    )
 }
 
 /// The value of a check, or a panic at the caller (the user's `tensor!` call).
