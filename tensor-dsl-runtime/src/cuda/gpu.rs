@@ -134,12 +134,7 @@ impl Gpu {
         scalars: &[T],
         counters: &Counters,
     ) -> Result<(), CudaError> {
-        let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
-        if (step.memory()[0] != self.memory && !host_scalar)
-            || (N > 0 && step.memory()[1] != self.memory)
-        {
-            return Err(CudaError::DeviceMismatch);
-        }
+        let host_scalar = launch::host_scalar_target(&step, self.memory)?;
         let module = self.module(text, counters)?;
         let (launch, narrow) = launch::plan(&step);
         if launch == Launch::Nothing {

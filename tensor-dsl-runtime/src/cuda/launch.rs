@@ -6,7 +6,9 @@
 
 use crate::element::Element;
 use crate::exec::step::{Bound, Step};
-use crate::operand::access::Mode;
+use crate::operand::access::{Memory, Mode};
+
+use super::error::CudaError;
 
 /// Threads per block (the modules' shared-memory sums are sized for it).
 pub(crate) const BLOCK: u32 = 256;
@@ -171,6 +173,21 @@ pub(crate) fn entries(text: &str) -> Vec<String> {
         .filter_map(|rest| rest.split('(').next())
         .map(|name| name.trim().to_owned())
         .collect()
+}
+
+/// Whether `step` may run on the device whose memory is `memory`: its operands must be there,
+/// and its target too unless it is a host scalar (a statement's scalar result), for which this
+/// says `true`; a step over another memory is a `DeviceMismatch`.
+pub(crate) fn host_scalar_target<T, const L: usize, const N: usize>(
+    step: &Step<'_, T, L, N>,
+    memory: Memory,
+) -> Result<bool, CudaError> {
+    let [target, operands] = step.memory();
+    let host_scalar = target == Memory::Host && step.n_out() == 0;
+    if (target != memory && !host_scalar) || (N > 0 && operands != memory) {
+        return Err(CudaError::DeviceMismatch);
+    }
+    Ok(host_scalar)
 }
 
 /// Picks the launch for a step, and whether 32-bit indices reach every element.

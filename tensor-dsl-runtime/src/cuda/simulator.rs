@@ -225,12 +225,8 @@ impl Simulator {
         scalars: &[T],
         counters: &Counters,
     ) -> Result<(), CudaError> {
-        let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
-        if (step.memory()[0] != self.memory && !host_scalar)
-            || (N > 0 && step.memory()[1] != self.memory)
-        {
-            return Err(CudaError::DeviceMismatch);
-        }
+        // A host scalar target is written in place: the simulator runs on the host.
+        launch::host_scalar_target(&step, self.memory)?;
         let module = self.module(text, counters)?;
         let (launch, narrow) = plan(&step);
         let mut partial: Vec<T> = Vec::new();
