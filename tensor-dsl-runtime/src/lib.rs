@@ -20,7 +20,8 @@
 //! Four rooms, each importing only those before it: `tensor` (what users hold), `operand`
 //! (what generated code sees of any tensor), `exec` (the `Step` proof, the engines and the
 //! `Backend` trait), `cuda` (a device backend, feature `cuda`); `__private` re-exports what
-//! generated code names.
+//! generated code names, and [`checks`] names, publicly, what its compile-time checks are
+//! made of.
 
 #![deny(missing_docs)]
 
