@@ -100,7 +100,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     if let (true, 0, Some(split)) = (worth_splitting, n_out, (0..L).find(|&k| extents[k] > 1)) {
         // A scalar result: one summed loop is cut into a fixed number of parts, whatever the
         // pool's size, each summed on whichever thread takes it, and the parts are added
-        // pairwise in order, so the sum has the same bits on any number of threads.
+        // pairwise in order (`Cascade`), so the sum has the same bits on any number of threads.
         let length = extents[split];
         let chunks = SUM_PARTS.min(length);
         let partials: Vec<T> = (0..chunks)
@@ -134,7 +134,9 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
                 partial
             })
             .collect();
-        nest.store(start.target, pairwise_sum(&partials));
+        let mut sum = Cascade::new();
+        partials.into_iter().for_each(|partial| sum.add(partial));
+        nest.store(start.target, sum.total());
         return;
     }
     if let (true, Some(split)) = (large, split) {
@@ -168,18 +170,6 @@ const SUM_PARTS: usize = 64;
 /// for `part == parts`), without overflowing however long the loop.
 fn part_start(length: usize, parts: usize, part: usize) -> usize {
     part * (length / parts) + part.min(length % parts)
-}
-
-/// `values` added pairwise (halves first), in order: the same bits for the same values.
-fn pairwise_sum<T: Element>(values: &[T]) -> T {
-    match values {
-        [] => T::ZERO,
-        [value] => *value,
-        _ => {
-            let (low, high) = values.split_at(values.len() / 2);
-            pairwise_sum(low) + pairwise_sum(high)
-        }
-    }
 }
 
 /// Runs a loop nest (loops already in execution order) from `start`.

@@ -3,6 +3,7 @@
 //! block writes anything.
 
 use crate::error::{ShapeError, ShapeErrorKind};
+use crate::tensor::layout::element_count;
 
 /// One place an index occurs: the access as the user wrote it, the axis, its extent there.
 #[derive(Clone, Copy, Debug)]
@@ -90,13 +91,8 @@ pub fn check_position(
 pub fn check_result_size(name: Option<&'static str>, shape: &[usize]) -> Result<(), ShapeError> {
     // The largest count whose bytes fit in `isize` for every element type (up to 16 bytes).
     const MAX_ELEMENTS: usize = isize::MAX as usize / 16;
-    // Inlined, so over static extents the whole check folds away.
-    let fits = shape.contains(&0)
-        || shape
-            .iter()
-            .try_fold(1usize, |count, &extent| count.checked_mul(extent))
-            .is_some_and(|count| count <= MAX_ELEMENTS);
-    if fits {
+    // Inlined (with `element_count`), so over static extents the whole check folds away.
+    if element_count(shape).is_ok_and(|count| count <= MAX_ELEMENTS) {
         Ok(())
     } else {
         Err(result_too_large(name, shape))

@@ -46,6 +46,7 @@ impl<const N: usize> IntoShape for &[usize; N] {
 
 /// The number of elements of `shape`, or an error if it overflows `usize`. Any zero extent
 /// makes it 0, whatever the other extents and their order (`[usize::MAX, 4, 0]` holds nothing).
+#[inline]
 pub(crate) fn element_count(shape: &[usize]) -> Result<usize, ShapeError> {
     if shape.contains(&0) {
         return Ok(0);
