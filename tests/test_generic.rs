@@ -86,3 +86,70 @@ fn long_f32_sums_are_as_accurate_as_numpy() {
     let error = (f64::from(all) - exact).abs() / exact;
     assert!(error < 1e-6, "total: relative error {error}");
 }
+
+/// `Σ_k x[i, k] · y[k, j]` in f64, the reference for f32 contractions.
+fn exact_product(x: &Tensor<f32>, y: &Tensor<f32>, i: usize, j: usize) -> f64 {
+    (0..x.shape()[1])
+        .map(|k| f64::from(x[[i, k]]) * f64::from(y[[k, j]]))
+        .sum()
+}
+
+#[test]
+fn long_f32_contractions_are_as_accurate_on_the_gemm_path() {
+    // A matrix product whose inner dimension is 10⁷ long runs as GEMM calls; summed straight
+    // into C, one block of the inner dimension after another, it was off by ~1e-5 relative.
+    let n = 10_000_000;
+    let x = Tensor::<f32>::from_fn([2, n], |ix| if ix[1] % 2 == 0 { 1e4 } else { 1e-3 });
+    let y = Tensor::<f32>::from_fn([n, 3], |ix| 1.0 + (ix[0] % 7 + ix[1]) as f32 * 1e-3);
+    tensor! { let c[i, j] = x[i, k] * y[k, j]; }
+    for (i, j) in [(0, 0), (0, 2), (1, 1)] {
+        let exact = exact_product(&x, &y, i, j);
+        let error = (f64::from(c[[i, j]]) - exact).abs() / exact;
+        assert!(error < 1e-6, "c[{i}, {j}]: relative error {error}");
+    }
+    // Contracted loops that do not merge into one (k and l apart in b) are summed by many
+    // calls, grouped the same way.
+    let (k, l) = (3000, 1500);
+    let a = Tensor::<f32>::from_fn([2, k, l], |ix| if ix[2] % 2 == 0 { 1e4 } else { 1e-3 });
+    let b = Tensor::<f32>::from_fn([k, 2, l], |ix| 1.0 + (ix[0] % 5) as f32 * 1e-3);
+    tensor! { let d[i, j] = a[i, k, l] * b[k, j, l]; }
+    for (i, j) in [(0, 0), (1, 1)] {
+        let exact: f64 = (0..k)
+            .flat_map(|kk| (0..l).map(move |ll| (kk, ll)))
+            .map(|(kk, ll)| f64::from(a[[i, kk, ll]]) * f64::from(b[[kk, j, ll]]))
+            .sum();
+        let error = (f64::from(d[[i, j]]) - exact).abs() / exact;
+        assert!(error < 1e-6, "d[{i}, {j}]: relative error {error}");
+    }
+}
+
+#[test]
+fn long_gemm_sums_keep_every_form_of_the_statement() {
+    // C larger than one band of the grouped sum, and an inner dimension past one group, in the
+    // three modes: `+=`, `β·c +` with β = 0 over NaN (not read), and `β·c +` with β = 2.
+    let (m, k, n) = (520, 5000, 530);
+    let a = Tensor::<f32>::from_fn([m, k], |ix| ((ix[0] * 7 + ix[1] * 3) % 11) as f32 - 5.0);
+    let b = Tensor::<f32>::from_fn([k, n], |ix| ((ix[0] * 5 + ix[1]) % 13) as f32 * 0.25);
+    let start = Tensor::<f32>::from_fn([m, n], |ix| (ix[0] + ix[1]) as f32);
+    let mut added = start.clone();
+    let mut not_read = Tensor::<f32>::from_fn([m, n], |_| f32::NAN);
+    let mut scaled = start.clone();
+    let (zero, two) = (0.0f32, 2.0f32);
+    tensor! {
+        added[i, j] += a[i, k] * b[k, j];
+        not_read[i, j] = zero * not_read[i, j] + a[i, k] * b[k, j];
+        scaled[i, j] = two * scaled[i, j] + a[i, k] * b[k, j];
+    }
+    for (i, j) in [(0, 0), (1, 529), (260, 17), (519, 0), (519, 529)] {
+        let product = exact_product(&a, &b, i, j);
+        let old = f64::from(start[[i, j]]);
+        for (what, got, want) in [
+            ("+=", added[[i, j]], old + product),
+            ("β = 0", not_read[[i, j]], product),
+            ("β = 2", scaled[[i, j]], 2.0 * old + product),
+        ] {
+            let error = (f64::from(got) - want).abs() / want.abs().max(1.0);
+            assert!(error < 1e-6, "{what} at [{i}, {j}]: {got} against {want}");
+        }
+    }
+}

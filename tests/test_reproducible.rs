@@ -78,3 +78,38 @@ fn split_targets_and_gemms_have_the_same_bits_on_any_thread_count() {
         assert!(run(threads) == one, "{threads} threads");
     }
 }
+
+#[test]
+fn gemms_split_between_threads_keep_their_bits() {
+    // Shapes on each side of the limits where the GEMM kernel's choices depend on how many rows
+    // a call has (see `rows_split_exactly` in the runtime): a dot-product kernel at m·n ≤ 256
+    // (b read along k), k blocked by 512 when m and n are at most 64, a matrix-vector kernel at
+    // one row; and inner dimensions long enough to be summed in groups (one group per thread,
+    // or more).
+    let shapes: [(usize, usize, usize); 6] = [
+        (40, 4000, 14),
+        (200, 1000, 60),
+        (130, 2000, 64),
+        (70, 3000, 70),
+        (64, 100_000, 64),
+        (300, 9000, 20),
+    ];
+    for (m, k, n) in shapes {
+        let a = data(&[m, k], 11);
+        let bt = data(&[n, k], 12);
+        let b = data(&[k, n], 13);
+        let run = |threads| {
+            on_threads(threads, || {
+                tensor! {
+                    let along_k[i, j] = a[i, k] * bt[j, k];
+                    let across_k[i, j] = a[i, k] * b[k, j];
+                }
+                [bits(&along_k), bits(&across_k)]
+            })
+        };
+        let one = run(1);
+        for threads in [2, 3, 4, 5] {
+            assert!(run(threads) == one, "{m}×{k}×{n} on {threads} threads");
+        }
+    }
+}

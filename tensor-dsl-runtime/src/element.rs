@@ -77,9 +77,10 @@ pub trait Element:
     fn powi(self, exponent: i32) -> Self;
 
     /// `C ← α A B + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n` matrix C
-    /// given by row and column strides in elements, on one thread. With β = 0, C is not read.
-    /// The `gemm` crate's kernels, chosen at run time for the CPU (AVX-512, AVX2 with FMA, or
-    /// portable code).
+    /// given by row and column strides in elements, on one thread or, if `parallel`, on the
+    /// current pool's threads (which share out C's blocks, so the bits are the same). With
+    /// β = 0, C is not read. The `gemm` crate's kernels, chosen at run time for the CPU
+    /// (AVX-512, AVX2 with FMA, or portable code).
     ///
     /// # Safety
     /// Every element the strides address must be valid: A and B for reads, C for reads and
@@ -95,6 +96,7 @@ pub trait Element:
         b: (*const Self, isize, isize),
         beta: Self,
         c: (*mut Self, isize, isize),
+        parallel: bool,
     );
 }
 
@@ -182,6 +184,7 @@ macro_rules! impl_element {
                 (b, rsb, csb): (*const Self, isize, isize),
                 beta: Self,
                 (c, rsc, csc): (*mut Self, isize, isize),
+                parallel: bool,
             ) {
                 // SAFETY: forwarded from this function's contract. The `gemm` crate computes
                 // `dst ← α′ dst + β′ lhs rhs` (reading dst only when asked), taking column
@@ -206,7 +209,11 @@ macro_rules! impl_element {
                         false,
                         false,
                         false,
-                        gemm::Parallelism::None,
+                        if parallel {
+                            gemm::Parallelism::Rayon(rayon::current_num_threads())
+                        } else {
+                            gemm::Parallelism::None
+                        },
                     )
                 }
             }

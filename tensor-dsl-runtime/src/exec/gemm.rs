@@ -3,12 +3,14 @@
 //! regular dimension in every operand are merged into the GEMM's m, n or k; the others become
 //! loops around the call (contracted ones accumulating). Small problems run as loop nests.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use crate::element::Element;
 use crate::operand::access::{Memory, Mode};
 
-use super::loop_nest::evaluate;
+use super::loop_nest::{combine, evaluate};
 use super::scratch::Scratch;
 use super::step::{Bound, BoundTarget, Step};
 
@@ -182,40 +184,56 @@ fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPla
     let (extents, target, mode, alpha) =
         (*step.extents(), step.target(), step.mode(), step.alpha());
     let [a, b] = step.operands();
-    let beta = match mode {
-        Mode::Assign => T::ZERO,
-        Mode::Add => T::from_f64(1.0),
-        Mode::Scale(beta) => beta,
-    };
     let calls = Calls {
         a: a.data,
         b: b.data,
         c: target.data,
         bases: [a.base, b.base, target.base],
         alpha,
-        beta,
+        mode,
         plan,
         extents: &extents,
     };
-    // Loops around the call: batch and unmerged left/right variables address distinct parts of
-    // C, so they split across threads; when there are too few of them, the rows of each call
-    // do. Unmerged contracted variables are summed inside one call sequence.
+    // Threads never split the inner dimension, so every element is computed by the same calls
+    // in the same order on any number of threads: the same bits. Loops around the call (batch
+    // and unmerged left/right variables) address distinct parts of C, so they split across
+    // threads, whole calls each; with too few of them, the rows of each call split where that
+    // leaves every element's arithmetic unchanged ([`rows_split_exactly`]), and otherwise
+    // each call shares out C's blocks on the `gemm` crate's own threads.
     let outer: usize = plan.outer.iter().map(|&var| extents[var]).product();
     let threads = rayon::current_num_threads();
     let parallel = threads > 1 && plan.work * plan.batches >= PARALLEL_GEMM_WORK;
+    let m = plan.m.extent;
     if parallel && outer >= threads {
         (0..outer)
             .into_par_iter()
-            .for_each(|index| calls.run(index, 0..plan.m.extent));
-    } else if parallel && plan.m.extent >= 2 * threads {
-        let rows = plan.m.extent;
+            .for_each(|index| calls.run(index, 0..m, false));
+    } else if parallel && rows_split_exactly(plan, threads) {
         (0..threads).into_par_iter().for_each(|part| {
-            let part = rows * part / threads..rows * (part + 1) / threads;
-            (0..outer).for_each(|index| calls.run(index, part.clone()));
+            let rows = m * part / threads..m * (part + 1) / threads;
+            (0..outer).for_each(|index| calls.run(index, rows.clone(), false));
         });
     } else {
-        (0..outer).for_each(|index| calls.run(index, 0..plan.m.extent));
+        (0..outer).for_each(|index| calls.run(index, 0..m, parallel));
     }
+}
+
+/// Whether the `gemm` crate (0.19) computes each element of C with the same arithmetic when
+/// the rows are cut into `parts` calls as in one call. Its choice of kernel and its blocking
+/// of k depend on the call's m only through: a dot-product kernel when m·n ≤ 256, a
+/// matrix-vector kernel when m or n is 1, and k blocks of 512 when m and n are at most 64
+/// (blocks balanced by cache sizes otherwise, which are 512 long as well when k is). A
+/// split is exact when every part makes the same choices as the whole (`test_reproducible`
+/// has shapes on each side of these limits).
+fn rows_split_exactly<const L: usize>(plan: &GemmPlan<L>, parts: usize) -> bool {
+    let (m, n, k) = (plan.m.extent, plan.n.extent, plan.k.extent);
+    let fewest = m / parts;
+    let summed_in_one_call = plan.summed.is_empty() && k <= GROUP;
+    summed_in_one_call
+        && fewest >= 2
+        && n >= 2
+        && fewest * n > 256
+        && (k <= 512 || n > 64 || m <= 64 || fewest > 64)
 }
 
 /// Each loop's role, read off which accesses use it; `None` if the step is no GEMM: a loop of
@@ -252,20 +270,47 @@ struct Calls<'p, T, const L: usize> {
     c: *mut T,
     bases: [isize; 3],
     alpha: T,
-    beta: T,
+    mode: Mode<T>,
     plan: &'p GemmPlan<L>,
     extents: &'p [usize; L],
 }
 
-// SAFETY: threads run calls for different outer indices or different rows, which write
+// SAFETY: threads run calls for different outer indices or different tiles, which write
 // disjoint elements of C because `contract` runs GEMMs only for injective targets (the step
 // checked it); A and B are only read and share no memory with C (the step checked it).
 unsafe impl<T: Sync, const L: usize> Sync for Calls<'_, T, L> {}
 
+// Accuracy: a GEMM sums its inner dimension in order, one block of it (the `gemm` crate's kc,
+// 512 or more) after another, so an f32 sum of length 10⁷ added straight into C is off by
+// ~1e-5 relative. Longer contractions are cut into groups of at most this length, each summed
+// by the GEMM into a tile of its own and the groups added with compensated (Kahan) summation:
+// the error is then about that of one group, ~1e-7 relative for f32, whatever the length.
+const GROUP: usize = 4096;
+
+/// The most elements of C summed group by group at once: the `WAVE + 2` buffers it needs are
+/// this long (1 MiB each for f32).
+const BAND: usize = 1 << 18;
+
+/// Groups summed at once, each into a buffer of its own (on threads of their own where there
+/// are enough groups).
+const WAVE: usize = 8;
+
+/// `sum += group`, element by element, with Kahan's compensation: `lost` carries what each
+/// addition rounded away, so the error stays that of one addition however many are made.
+fn add_compensated<T: Element>(group: &[T], sum: &mut [T], lost: &mut [T]) {
+    for ((sum, lost), &value) in sum.iter_mut().zip(lost.iter_mut()).zip(group) {
+        let corrected = value - *lost;
+        let next = *sum + corrected;
+        *lost = (next - *sum) - corrected;
+        *sum = next;
+    }
+}
+
 impl<T: Element, const L: usize> Calls<'_, T, L> {
     /// The calls for outer index `index` (mixed radix over `plan.outer`) restricted to `rows`,
-    /// summing over the unmerged contracted variables.
-    fn run(&self, index: usize, rows: std::ops::Range<usize>) {
+    /// summing over k and the unmerged contracted variables; each call on the pool's threads
+    /// if `parallel`.
+    fn run(&self, index: usize, rows: Range<usize>, parallel: bool) {
         let plan = self.plan;
         let mut offsets = self.bases;
         let mut rest = index;
@@ -276,41 +321,160 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 *offset += strides[var] * value;
             }
         }
-        let row = rows.start as isize;
-        offsets[0] += row * plan.m.strides[0];
-        offsets[2] += row * plan.m.strides[2];
+        let first_row = rows.start as isize;
+        offsets[0] += first_row * plan.m.strides[0];
+        offsets[2] += first_row * plan.m.strides[2];
         let sums: usize = plan.summed.iter().map(|&var| self.extents[var]).product();
-        for sum in 0..sums {
-            let mut at = offsets;
-            let mut rest = sum;
-            for &var in plan.summed.iter().rev() {
-                let value = (rest % self.extents[var]) as isize;
-                rest /= self.extents[var];
-                at[0] += plan.strides[0][var] * value;
-                at[1] += plan.strides[1][var] * value;
-            }
-            let beta = if sum == 0 {
-                self.beta
-            } else {
-                T::from_f64(1.0)
+        // The inner dimension as pieces: each value of the unmerged contracted variables
+        // times k cut into near-equal parts of at most `GROUP`.
+        let k = plan.k.extent;
+        let parts = k.div_ceil(GROUP).max(1);
+        let pieces = || {
+            (0..sums).flat_map(move |sum| {
+                let mut at = offsets;
+                let mut rest = sum;
+                for &var in plan.summed.iter().rev() {
+                    let value = (rest % self.extents[var]) as isize;
+                    rest /= self.extents[var];
+                    at[0] += plan.strides[0][var] * value;
+                    at[1] += plan.strides[1][var] * value;
+                }
+                (0..parts).map(move |part| {
+                    let depth = k * part / parts..k * (part + 1) / parts;
+                    let start = depth.start as isize;
+                    let mut piece = at;
+                    piece[0] += start * plan.k.strides[0];
+                    piece[1] += start * plan.k.strides[1];
+                    (piece, depth.len())
+                })
+            })
+        };
+        let (m, n) = (rows.len(), plan.n.extent);
+        let c = (self.c, plan.m.strides[2], plan.n.strides[2]);
+        if sums.saturating_mul(k) <= GROUP {
+            let first = match self.mode {
+                Mode::Assign => T::ZERO,
+                Mode::Add => T::from_f64(1.0),
+                Mode::Scale(beta) => beta,
             };
-            // SAFETY: the step proved every offset reachable over the loop nest inside each
-            // buffer, and each call addresses loop values within the extents (merged
-            // dimensions are products of whole loops); C's elements are distinct (an injective
-            // target) and overlap neither A nor B (the step's overlap check; in-place operands
-            // never reach a GEMM).
-            unsafe {
-                T::gemm(
-                    rows.len(),
-                    plan.k.extent,
-                    plan.n.extent,
-                    self.alpha,
-                    (self.a.offset(at[0]), plan.m.strides[0], plan.k.strides[0]),
-                    (self.b.offset(at[1]), plan.k.strides[1], plan.n.strides[1]),
-                    beta,
-                    (self.c.offset(at[2]), plan.m.strides[2], plan.n.strides[2]),
-                );
+            for (number, (at, depth)) in pieces().enumerate() {
+                let beta = if number == 0 { first } else { T::from_f64(1.0) };
+                // SAFETY: `at` comes from the walk above; C is this call's part of the target.
+                unsafe { self.gemm_into(at, depth, m, n, c, at[2], beta, parallel) };
             }
+            return;
+        }
+        // The groups: consecutive pieces, at most `GROUP` long in all unless one piece is.
+        let mut groups: Vec<Vec<([isize; 3], usize)>> = Vec::new();
+        let mut filled = 0;
+        for (at, depth) in pieces() {
+            match groups.last_mut() {
+                Some(group) if filled + depth <= GROUP => group.push((at, depth)),
+                _ => {
+                    groups.push(vec![(at, depth)]);
+                    filled = 0;
+                }
+            }
+            filled += depth;
+        }
+        // Bands of C's rows (at most `BAND` elements, so the buffers stay small whatever C's
+        // size). In each, `WAVE` groups at a time are summed into buffers of their own, on
+        // threads of their own if there are enough of them (else each GEMM on the pool's
+        // threads), and then added in order into `sum` with compensation `lost`: the same
+        // calls and the same additions on any number of threads.
+        let across = parallel && groups.len() >= rayon::current_num_threads();
+        let bands = (m * n).div_ceil(BAND).min(m);
+        let longest = m.div_ceil(bands) * n;
+        let mut scratch = Scratch::<T>::with_lengths([WAVE * longest, longest, longest]);
+        let [slots, sum, lost] = scratch.buffers() else {
+            unreachable!("three buffers were requested")
+        };
+        for band in 0..bands {
+            let rows = m * band / bands..m * (band + 1) / bands;
+            let (start, height) = (rows.start as isize, rows.len());
+            let size = height * n;
+            let (sum, lost) = (&mut sum[..size], &mut lost[..size]);
+            sum.fill(T::ZERO);
+            lost.fill(T::ZERO);
+            for wave in groups.chunks(WAVE) {
+                let slots = &mut slots[..wave.len() * size];
+                let run = |(group, slot): (&Vec<([isize; 3], usize)>, &mut [T])| {
+                    for (number, &(mut at, depth)) in group.iter().enumerate() {
+                        at[0] += start * plan.m.strides[0];
+                        let beta = if number > 0 {
+                            T::from_f64(1.0)
+                        } else {
+                            T::ZERO
+                        };
+                        let tile = (slot.as_mut_ptr(), n as isize, 1);
+                        // SAFETY: `at` comes from the walk above, moved to the band's first
+                        // row (inside the m loop); the tile is this group's own row-major
+                        // `height × n` buffer.
+                        unsafe {
+                            self.gemm_into(at, depth, height, n, tile, 0, beta, parallel && !across)
+                        };
+                    }
+                };
+                if across {
+                    wave.par_iter()
+                        .zip(slots.par_chunks_mut(size))
+                        .for_each(run);
+                } else {
+                    wave.iter().zip(slots.chunks_mut(size)).for_each(run);
+                }
+                for slot in slots.chunks(size) {
+                    add_compensated(slot, sum, lost);
+                }
+            }
+            for (row, (sum, lost)) in sum.chunks(n).zip(lost.chunks(n)).enumerate() {
+                let row = offsets[2] + (start + row as isize) * plan.m.strides[2];
+                for (column, (&sum, &lost)) in sum.iter().zip(lost).enumerate() {
+                    let at = row + column as isize * plan.n.strides[2];
+                    // SAFETY: as for the calls: the step proved every offset of the target over
+                    // the loop nest inside its buffer, and no other call writes this element
+                    // (an injective target).
+                    unsafe { combine(self.mode, T::from_f64(1.0), self.c.offset(at), sum - lost) };
+                }
+            }
+        }
+    }
+
+    /// `C ← α A B + β C` for one piece of the inner dimension: A and B at offsets `at`,
+    /// `depth` long, into the `m × n` matrix `c` at offset `base` (not read when β = 0).
+    ///
+    /// # Safety
+    /// `at` must come from `run`'s walk (offsets the step proved inside A and B, within the
+    /// loop extents), and `c` with `base` must address `m × n` distinct elements, valid for
+    /// reads and writes, owned by this task and overlapping neither A nor B.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_into(
+        &self,
+        at: [isize; 3],
+        depth: usize,
+        m: usize,
+        n: usize,
+        (c, row_stride, column_stride): (*mut T, isize, isize),
+        base: isize,
+        beta: T,
+        parallel: bool,
+    ) {
+        let plan = self.plan;
+        // SAFETY: the step proved every offset reachable over the loop nest inside each
+        // buffer, and each call addresses loop values within the extents (merged dimensions
+        // are products of whole loops; tiles and pieces are ranges inside them); C's elements
+        // are distinct and overlap neither A nor B (the caller's contract).
+        unsafe {
+            T::gemm(
+                m,
+                depth,
+                n,
+                self.alpha,
+                (self.a.offset(at[0]), plan.m.strides[0], plan.k.strides[0]),
+                (self.b.offset(at[1]), plan.k.strides[1], plan.n.strides[1]),
+                beta,
+                (c.offset(base), row_stride, column_stride),
+                parallel,
+            );
         }
     }
 }

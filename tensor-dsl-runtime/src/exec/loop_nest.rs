@@ -569,7 +569,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
 /// # Safety
 /// `slot` must be valid for reads and writes.
 #[inline(always)]
-unsafe fn combine<T: Element>(mode: Mode<T>, alpha: T, slot: *mut T, value: T) {
+pub(super) unsafe fn combine<T: Element>(mode: Mode<T>, alpha: T, slot: *mut T, value: T) {
     let value = alpha * value;
     // SAFETY: forwarded from the caller.
     unsafe {

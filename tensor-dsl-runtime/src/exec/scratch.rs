@@ -48,6 +48,11 @@ impl<T: Element> Scratch<T> {
         Scratch { buffers }
     }
 
+    /// The buffers, in the order of their lengths.
+    pub(crate) fn buffers(&mut self) -> &mut [Vec<T>] {
+        &mut self.buffers
+    }
+
     /// Each buffer's start and length.
     pub(crate) fn starts(&mut self) -> Vec<(*mut T, usize)> {
         self.buffers
