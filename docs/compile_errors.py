@@ -25,6 +25,7 @@ SECTIONS = [
     ("static_shapes", "Static shapes (nested arrays)"),
     ("targets", "Targets"),
     ("recovery", "Several errors at once"),
+    ("warnings", "Warnings: likely typos (denied here, so they show as errors)"),
 ]
 
 

@@ -48,9 +48,11 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
         Ok(program) => program,
         Err(error) => return emit::fallback(&parsed, error, &config.runtime),
     };
+    let warnings = check::lints(&program);
     let program = passes::run(program, config.optimize);
     let plan = lower::lower(program);
-    emit::emit(&plan, config.flavor, &config.runtime, config.cuda)
+    let code = emit::emit(&plan, config.flavor, &config.runtime, config.cuda);
+    quote::quote! { #(#warnings)* #code }
 }
 
 /// Parses and checks a block: the IR in einsum notation, or every error of the block.

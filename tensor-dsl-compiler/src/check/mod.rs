@@ -1,9 +1,13 @@
 //! Surface tree → IR in einsum notation, and the only stage that reports user errors: names
 //! are resolved (`resolve`), then every language rule runs (`rules`), so a block reports all of
-//! its mistakes at once. After `check` succeeds, no later stage can fail.
+//! its mistakes at once. After `check` succeeds, no later stage can fail. `lints` finds what
+//! compiles but is likely a typo, as warnings.
 
+mod lints;
 mod resolve;
 mod rules;
+
+pub use lints::lints;
 
 use crate::diagnostics::Errors;
 use crate::ir::Program;
