@@ -8,7 +8,7 @@ if python3 -c "import numpy" 2>/dev/null; then
     python3 benches/numpy_workloads.py
 fi
 for threads in 1 2; do
-    RAYON_NUM_THREADS=$threads cargo bench --locked --bench workloads
+    RAYON_NUM_THREADS=$threads cargo bench --locked -p tensor-dsl-benches --bench workloads
     rm -rf "target/bench-$threads"
     cp -r target/criterion "target/bench-$threads"
 done

@@ -5,8 +5,8 @@ optionally writes the table into the README and an SVG bar chart of the ratios.
 
     benches/regenerate.sh            # runs everything below, then writes README and chart
 
-    RAYON_NUM_THREADS=1 cargo bench --bench workloads && cp -r target/criterion /tmp/one
-    RAYON_NUM_THREADS=2 cargo bench --bench workloads && cp -r target/criterion /tmp/two
+    RAYON_NUM_THREADS=1 cargo bench -p tensor-dsl-benches --bench workloads && cp -r target/criterion /tmp/one
+    RAYON_NUM_THREADS=2 cargo bench -p tensor-dsl-benches --bench workloads && cp -r target/criterion /tmp/two
     python3 benches/numpy_workloads.py           # optional: benches/numpy.json
     python3 benches/report.py /tmp/one /tmp/two [--readme README.md] [--svg benches/ratios.svg]
 """

@@ -4,8 +4,8 @@
 //! FLOPs (contractions) or bytes moved (element-wise work), so criterion prints GFLOP/s or GB/s;
 //! `benches/report.py` turns the results into the README's table of rates and ratios.
 //!
-//!     cargo bench --bench workloads                     # every workload
-//!     RAYON_NUM_THREADS=1 cargo bench --bench workloads  # one thread
+//!     cargo bench -p tensor-dsl-benches --bench workloads                      # every workload
+//!     RAYON_NUM_THREADS=1 cargo bench -p tensor-dsl-benches --bench workloads  # one thread
 
 use std::time::Duration;
 

@@ -28,7 +28,7 @@ enum Role {
 }
 
 // Heuristic: below this many multiply-adds per call, packing and call overhead outweigh the
-// GEMM kernel's speed, and the fused loop nest wins (`cargo bench --bench workloads`).
+// GEMM kernel's speed, and the fused loop nest wins (`cargo bench -p tensor-dsl-benches --bench workloads`).
 const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 
 /// `target (=|+=|← β·target +) α · Σ a·b`, as GEMM calls where the loops allow it.
@@ -49,7 +49,7 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
 }
 
 /// Below this many multiply-adds per element copied, copying an operand into a GEMM-friendly
-/// temporary costs more than the calls it saves (`cargo bench --bench workloads`, seed).
+/// temporary costs more than the calls it saves (`cargo bench -p tensor-dsl-benches --bench workloads`, seed).
 const PACKING_REUSE: usize = 16;
 
 /// For a step whose loops do not all merge (so its GEMM is many calls), new strides for A, B
