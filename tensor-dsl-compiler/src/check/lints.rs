@@ -3,8 +3,9 @@
 
 use proc_macro2::Span;
 
+use super::rules::flatten;
 use crate::diagnostics::{Lint, Warning};
-use crate::ir::{Access, BinaryOp, Expr, Function, IndexVar, Program, Slot, Statement, Target};
+use crate::ir::{Access, Expr, Function, IndexVar, Program, Slot, Statement, Target};
 
 pub fn lints(program: &Program) -> Vec<Warning> {
     let mut warnings = Vec::new();
@@ -24,7 +25,7 @@ fn summed_alone(statement: &Statement, warnings: &mut Vec<Warning>) {
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
     for term in statement.terms() {
         let mut factors = Vec::new();
-        collect_factors(&term.expr, &mut factors);
+        flatten(&term.expr, true, &mut factors);
         // Factors without indices (`t[]`, `a[0, 1]`, scalars) only scale the sum.
         let indexed = factors
             .iter()
@@ -120,18 +121,6 @@ fn find_target_in_extremum(
                 find_target_in_extremum(arg, target, inside, found);
             }
         }
-    }
-}
-
-/// The factors of a product (`*`, `/` and unary minus flattened).
-fn collect_factors<'e>(expr: &'e Expr, factors: &mut Vec<&'e Expr>) {
-    match expr {
-        Expr::Binary(BinaryOp::Mul | BinaryOp::Div, left, right) => {
-            collect_factors(left, factors);
-            collect_factors(right, factors);
-        }
-        Expr::Neg(operand) => collect_factors(operand, factors),
-        _ => factors.push(expr),
     }
 }
 

@@ -86,7 +86,7 @@ fn check_sums_in(expr: &Expr, summed: &[IndexVar], statement: &Statement, errors
     match expr {
         Expr::Binary(BinaryOp::Add | BinaryOp::Sub, ..) => {
             let mut addends = Vec::new();
-            collect_addends(expr, &mut addends);
+            flatten(expr, false, &mut addends);
             for var in summed {
                 let uses: Vec<Option<bool>> = addends
                     .iter()
@@ -123,14 +123,17 @@ fn has_access(expr: &Expr) -> bool {
     found
 }
 
-fn collect_addends<'e>(expr: &'e Expr, addends: &mut Vec<&'e Expr>) {
+/// The operands of a chain of `+`/`-` (`*`/`/` with `products`), unary minus flattened too.
+pub(super) fn flatten<'e>(expr: &'e Expr, products: bool, parts: &mut Vec<&'e Expr>) {
     match expr {
-        Expr::Binary(BinaryOp::Add | BinaryOp::Sub, left, right) => {
-            collect_addends(left, addends);
-            collect_addends(right, addends);
+        Expr::Binary(op, left, right)
+            if matches!(op, BinaryOp::Mul | BinaryOp::Div) == products =>
+        {
+            flatten(left, products, parts);
+            flatten(right, products, parts);
         }
-        Expr::Neg(operand) => collect_addends(operand, addends),
-        _ => addends.push(expr),
+        Expr::Neg(operand) => flatten(operand, products, parts),
+        _ => parts.push(expr),
     }
 }
 
