@@ -275,15 +275,16 @@ struct Calls<'p, T, const L: usize> {
     extents: &'p [usize; L],
 }
 
-// SAFETY: threads run calls for different outer indices or different tiles, which write
+// SAFETY: threads run calls for different outer indices or different rows, which write
 // disjoint elements of C because `contract` runs GEMMs only for injective targets (the step
-// checked it); A and B are only read and share no memory with C (the step checked it).
+// checked it), or for different groups of one call, each into a buffer of its own; A and B
+// are only read and share no memory with C (the step checked it).
 unsafe impl<T: Sync, const L: usize> Sync for Calls<'_, T, L> {}
 
 // Accuracy: a GEMM sums its inner dimension in order, one block of it (the `gemm` crate's kc,
 // 512 or more) after another, so an f32 sum of length 10⁷ added straight into C is off by
 // ~1e-5 relative. Longer contractions are cut into groups of at most this length, each summed
-// by the GEMM into a tile of its own and the groups added with compensated (Kahan) summation:
+// by the GEMM into a buffer of its own and the groups added with compensated (Kahan) summation:
 // the error is then about that of one group, ~1e-7 relative for f32, whatever the length.
 const GROUP: usize = 4096;
 
