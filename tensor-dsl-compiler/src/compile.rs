@@ -75,18 +75,21 @@ pub struct Trace {
     /// The IR as checked, then after each pass (by name).
     pub stages: Vec<(&'static str, ir::Program)>,
     pub plan: Plan,
+    /// What `expand` emits: the warnings, then the code.
     pub rust: TokenStream,
 }
 
 /// Compiles a block keeping every intermediate result.
 pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
     let mut program = front_end(input)?;
+    let warnings = check::lints(&program);
     let mut stages = vec![("check", program.clone())];
     for pass in passes::selected(config.optimize) {
         program = passes::apply(program, pass);
         stages.push((pass.name, program.clone()));
     }
     let plan = lower::lower(program);
-    let rust = emit::emit(&plan, config.flavor, &config.runtime, config.cuda);
+    let code = emit::emit(&plan, config.flavor, &config.runtime, config.cuda);
+    let rust = quote::quote! { #(#warnings)* #code };
     Ok(Trace { stages, plan, rust })
 }
