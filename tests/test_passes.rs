@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::{assert_close, at, data, reference, sum_over};
-use tensor_dsl::__private::{Access, Dynamic, Operand, TargetAccess, TargetShared};
+use tensor_dsl::__private::{Access, Dynamic, Operand, ShapeRef, TargetAccess, TargetShared};
 use tensor_dsl::{__tensor_unoptimized, tensor, Tensor, TensorViewMut};
 
 /// Counts the allocations of the current thread (tests run on several threads at once).
@@ -104,8 +104,8 @@ struct Counted<'a> {
 impl Operand for Counted<'_> {
     type Elem = f64;
     type Extents = Dynamic;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.tensor.shape()
+    fn __tdsl_shape(&self) -> ShapeRef<'_> {
+        self.tensor.shape().into()
     }
     fn __tdsl_operand(&self) -> Access<'_, f64> {
         self.reads.set(self.reads.get() + 1);
@@ -154,8 +154,8 @@ impl TargetShared for CountedTarget<'_> {
 impl Operand for CountedTarget<'_> {
     type Elem = f64;
     type Extents = Dynamic;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.view.shape()
+    fn __tdsl_shape(&self) -> ShapeRef<'_> {
+        self.view.shape().into()
     }
     fn __tdsl_operand(&self) -> Access<'_, f64> {
         self.view.__tdsl_operand()

@@ -245,7 +245,7 @@ fn large_static_statements_take_the_general_kernels() {
 /// such operands and targets to the general kernels, which read them as they are.
 #[test]
 fn a_layout_that_differs_from_its_static_extents_is_read_as_it_is() {
-    use tensor_dsl::__private::{Access, Operand, TargetAccess, TargetShared};
+    use tensor_dsl::__private::{Access, Operand, ShapeRef, TargetAccess, TargetShared};
     use tensor_dsl::extents::Extents2;
     use tensor_dsl::{TensorView, TensorViewMut};
 
@@ -253,7 +253,7 @@ fn a_layout_that_differs_from_its_static_extents_is_read_as_it_is() {
     impl Operand for Claims3x3<'_> {
         type Elem = f64;
         type Extents = Extents2<3, 3>;
-        fn __tdsl_shape(&self) -> &[usize] {
+        fn __tdsl_shape(&self) -> ShapeRef<'_> {
             self.0.__tdsl_shape()
         }
         fn __tdsl_operand(&self) -> Access<'_, f64> {
@@ -264,7 +264,7 @@ fn a_layout_that_differs_from_its_static_extents_is_read_as_it_is() {
     impl Operand for Writes3x3<'_> {
         type Elem = f64;
         type Extents = Extents2<3, 3>;
-        fn __tdsl_shape(&self) -> &[usize] {
+        fn __tdsl_shape(&self) -> ShapeRef<'_> {
             self.0.__tdsl_shape()
         }
         fn __tdsl_operand(&self) -> Access<'_, f64> {
@@ -304,7 +304,7 @@ fn a_layout_that_differs_from_its_static_extents_is_read_as_it_is() {
 #[test]
 fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
     use std::panic::{catch_unwind, AssertUnwindSafe};
-    use tensor_dsl::__private::{Access, Operand};
+    use tensor_dsl::__private::{Access, Operand, ShapeRef};
     use tensor_dsl::extents::Dynamic;
 
     struct Lies {
@@ -314,8 +314,8 @@ fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
     impl Operand for Lies {
         type Elem = f64;
         type Extents = Dynamic;
-        fn __tdsl_shape(&self) -> &[usize] {
-            &self.claimed
+        fn __tdsl_shape(&self) -> ShapeRef<'_> {
+            (&self.claimed).into()
         }
         fn __tdsl_operand(&self) -> Access<'_, f64> {
             self.data.__tdsl_operand()

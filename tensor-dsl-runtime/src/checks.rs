@@ -8,7 +8,7 @@ use crate::operand::extents::StaticLayout;
 
 pub use crate::exec::backend::{same_backend, OnDevice, OnHost, RunsOn};
 pub use crate::operand::access::{
-    Operand, ReadOnlyTarget, TargetOwned, TargetShared, WritableView,
+    Operand, ReadOnlyTarget, ShapeRef, TargetOwned, TargetShared, WritableView,
 };
 pub use crate::operand::extents::{AdmitsRank, Agrees};
 
@@ -128,6 +128,6 @@ pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}
 /// `operand`'s extents, and what its type says of them (see [`StaticLayout`]); a function
 /// rather than a method path, so a value that is no operand is reported on its own tokens.
 #[inline(always)]
-pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (&[usize], StaticLayout<X::Extents>) {
+pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (ShapeRef<'_>, StaticLayout<X::Extents>) {
     (operand.__tdsl_shape(), StaticLayout::OF)
 }

@@ -50,7 +50,7 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             let layout = layout_local(id);
             let expr = tensor_expr(&program.tensors, id);
             let (access, name, rank) = (&tensor.first_access, &tensor.name, tensor.rank);
-            let rank_check = check(hygienic!(#p::check_rank(#access, #name, #shape, #rank)));
+            let rank_check = check(hygienic!(#p::check_rank(#access, #name, &#shape, #rank)));
             // On the tensor's first access, so a value that is no tensor is reported there.
             let span = first_access_span(program, id).unwrap_or_else(Span::mixed_site);
             let at = cx.private_at(span);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
 use crate::element::Element;
-use crate::operand::access::{Access, Operand, RawAccess, TargetAccess, TargetOwned};
+use crate::operand::access::{Access, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned};
 use crate::tensor::layout::RawLayout;
 use crate::tensor::TensorView;
 use crate::tensor::{IntoShape, Tensor};
@@ -191,8 +191,8 @@ impl<T: Element> std::fmt::Debug for CudaTensor<T> {
 impl<T: Element> Operand for CudaTensor<T> {
     type Elem = T;
     type Extents = crate::operand::extents::Dynamic;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.shape()
+    fn __tdsl_shape(&self) -> ShapeRef<'_> {
+        self.shape().into()
     }
     fn __tdsl_operand(&self) -> Access<'_, T> {
         let (data, len) = self.buffer();

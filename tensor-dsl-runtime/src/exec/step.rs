@@ -103,7 +103,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
         let mut base = offset;
         let mut loop_strides = [0isize; L];
         let mut uses = 0u64;
-        for ((&axis, &extent), &stride) in axes.iter().zip(shape).zip(strides) {
+        for ((&axis, &extent), &stride) in axes.iter().zip(shape.iter()).zip(strides) {
             match axis {
                 Axis::Loop(var) => {
                     assert!(var < L, "tensor-dsl bug: loop variable out of range");

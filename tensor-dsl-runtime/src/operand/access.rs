@@ -29,7 +29,7 @@ pub enum Mode<T> {
 pub(crate) struct RawAccess<'a, T> {
     pub(crate) data: *const T,
     pub(crate) len: usize,
-    pub(crate) shape: &'a [usize],
+    pub(crate) shape: ShapeRef<'a>,
     pub(crate) strides: &'a [isize],
     pub(crate) offset: isize,
     pub(crate) memory: Memory,
@@ -48,14 +48,14 @@ impl<'a, T> RawAccess<'a, T> {
     pub(crate) fn new(
         data: *const T,
         len: usize,
-        shape: &'a [usize],
+        shape: impl Into<ShapeRef<'a>>,
         strides: &'a [isize],
         offset: isize,
     ) -> Self {
         RawAccess {
             data,
             len,
-            shape,
+            shape: shape.into(),
             strides,
             offset,
             memory: Memory::Host,
@@ -64,7 +64,13 @@ impl<'a, T> RawAccess<'a, T> {
 
     /// A view's layout over a host buffer of `len` elements from `data`.
     pub(crate) fn over(data: *const T, len: usize, layout: &'a RawLayout) -> Self {
-        RawAccess::new(data, len, &layout.shape, &layout.strides, layout.offset)
+        RawAccess::new(
+            data,
+            len,
+            layout.shape.as_slice(),
+            &layout.strides,
+            layout.offset,
+        )
     }
 
     /// The first and last byte address the whole layout can reach, or `None` if it has no
@@ -90,6 +96,54 @@ impl<'a, T> RawAccess<'a, T> {
             start.wrapping_add_signed(low * size as isize),
             start.wrapping_add_signed(high * size as isize),
         ))
+    }
+}
+
+/// The extents of an operand: borrowed from the tensor that holds them, or one extent held
+/// here (a Rust slice's or `Vec`'s length, which is in no memory a borrow could point to).
+/// Reads (and prints) as a `&[usize]`.
+#[derive(Clone, Copy)]
+pub struct ShapeRef<'a>(Held<'a>);
+
+#[derive(Clone, Copy)]
+enum Held<'a> {
+    Borrowed(&'a [usize]),
+    One([usize; 1]),
+}
+
+impl<'a> ShapeRef<'a> {
+    /// The shape of a rank-1 operand of `extent` elements.
+    pub fn one(extent: usize) -> Self {
+        ShapeRef(Held::One([extent]))
+    }
+}
+
+impl<'a> From<&'a [usize]> for ShapeRef<'a> {
+    fn from(shape: &'a [usize]) -> Self {
+        ShapeRef(Held::Borrowed(shape))
+    }
+}
+
+impl<'a, const R: usize> From<&'a [usize; R]> for ShapeRef<'a> {
+    fn from(shape: &'a [usize; R]) -> Self {
+        ShapeRef(Held::Borrowed(shape))
+    }
+}
+
+impl std::fmt::Debug for ShapeRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl std::ops::Deref for ShapeRef<'_> {
+    type Target = [usize];
+    #[inline(always)]
+    fn deref(&self) -> &[usize] {
+        match &self.0 {
+            Held::Borrowed(shape) => shape,
+            Held::One(extent) => extent,
+        }
     }
 }
 
@@ -150,8 +204,8 @@ impl<'a, T> Access<'a, T> {
     }
 
     /// The operand's extents.
-    pub fn shape(&self) -> &'a [usize] {
-        self.raw.shape
+    pub fn shape(&self) -> &[usize] {
+        &self.raw.shape
     }
 }
 
@@ -245,8 +299,8 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 
     /// The target's extents.
-    pub fn shape(&self) -> &'a [usize] {
-        self.raw.shape
+    pub fn shape(&self) -> &[usize] {
+        &self.raw.shape
     }
 }
 
@@ -283,7 +337,7 @@ fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tensor that `tensor!` can read",
     label = "not a tensor",
-    note = "operands are `Tensor`s, their views, nested arrays of `f32` or `f64`, ndarray arrays (feature `ndarray`), or references to these; build a `Tensor` from other data with `Tensor::from_shape_vec`"
+    note = "operands are `Tensor`s, their views, nested arrays of `f32` or `f64`, slices and `Vec`s (rank 1), ndarray arrays (feature `ndarray`), or references to these; build a `Tensor` from other data with `Tensor::from_shape_vec`"
 )]
 pub trait Operand {
     /// The element type.
@@ -292,7 +346,7 @@ pub trait Operand {
     /// for static ones (see [`crate::Extent`]), which `tensor!` checks at compile time.
     type Extents: ExtentsType;
     /// The extents, outermost first.
-    fn __tdsl_shape(&self) -> &[usize];
+    fn __tdsl_shape(&self) -> ShapeRef<'_>;
     /// Raw read access for one statement.
     fn __tdsl_operand(&self) -> Access<'_, Self::Elem>;
 }
@@ -300,8 +354,8 @@ pub trait Operand {
 impl<T: Element> Operand for Tensor<T> {
     type Elem = T;
     type Extents = Dynamic;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.shape()
+    fn __tdsl_shape(&self) -> ShapeRef<'_> {
+        self.shape().into()
     }
     fn __tdsl_operand(&self) -> Access<'_, T> {
         let data = self.as_slice();
@@ -321,8 +375,8 @@ macro_rules! view_operand {
         impl<T: Element> Operand for $view<'_, T> {
             type Elem = T;
             type Extents = Dynamic;
-            fn __tdsl_shape(&self) -> &[usize] {
-                self.shape()
+            fn __tdsl_shape(&self) -> ShapeRef<'_> {
+                self.shape().into()
             }
             fn __tdsl_operand(&self) -> Access<'_, T> {
                 let (data, len, layout) = self.raw();
@@ -341,7 +395,7 @@ macro_rules! forward_operand {
         impl<X: Operand + ?Sized> Operand for $pointer {
             type Elem = X::Elem;
             type Extents = X::Extents;
-            fn __tdsl_shape(&self) -> &[usize] {
+            fn __tdsl_shape(&self) -> ShapeRef<'_> {
                 (**self).__tdsl_shape()
             }
             fn __tdsl_operand(&self) -> Access<'_, X::Elem> {

@@ -7,7 +7,7 @@
 use crate::element::Element;
 use crate::tensor::Tensor;
 
-use super::access::{Access, Operand, RawAccess, TargetAccess, TargetOwned};
+use super::access::{Access, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned};
 use super::extents::{Dynamic, Extent, Extents1, Extents2, Extents3, Extents4};
 
 /// Operand and target impls for one rank: the array type from the element outwards, the
@@ -17,14 +17,14 @@ macro_rules! nested_array {
         impl<T: Element, $(const $extent: usize),+> Operand for $array {
             type Elem = T;
             type Extents = $extents<$($extent),+>;
-            fn __tdsl_shape(&self) -> &[usize] {
-                const { &[$($extent),+] }
+            fn __tdsl_shape(&self) -> ShapeRef<'_> {
+                const { &[$($extent),+] }.into()
             }
             fn __tdsl_operand(&self) -> Access<'_, T> {
                 // A nested array is its elements, contiguous and in row-major order, with no
                 // padding between rows.
                 let len = std::mem::size_of_val(self) / std::mem::size_of::<T>().max(1);
-                Access::new(RawAccess::new(self.as_ptr().cast::<T>(), len, self.__tdsl_shape(), const { &$strides }, 0))
+                Access::new(RawAccess::new(self.as_ptr().cast::<T>(), len, const { &[$($extent),+] }, const { &$strides }, 0))
             }
         }
 
@@ -117,13 +117,13 @@ mod tests {
         let a = [[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
         let access = a.__tdsl_operand().raw;
         assert_eq!(
-            (access.shape, access.strides, access.len),
+            (&*access.shape, access.strides, access.len),
             (&[2, 3][..], &[3, 1][..], 6)
         );
         let b = [[[[0.0f32; 3]; 3]; 3]; 2];
         let access = b.__tdsl_operand().raw;
         assert_eq!(access.strides, [27, 9, 3, 1]);
-        assert_eq!((access.shape, access.len), (&[2, 3, 3, 3][..], 54));
+        assert_eq!((&*access.shape, access.len), (&[2, 3, 3, 3][..], 54));
         let mut c = [0.0f64; 0];
         assert_eq!(c.__tdsl_target().raw.len, 0);
     }

@@ -63,9 +63,9 @@ pub struct Extent<const N: usize>;
 
 /// Extents that admit `R` indices: static extents of exactly rank `R`, or [`Dynamic`].
 #[diagnostic::on_unimplemented(
-    message = "this access is of rank {R}, but the tensor's type fixes its extents to `{Self}`",
+    message = "this access has {R} indices, but the tensor's type fixes its rank (`{Self}`)",
     label = "an access of rank {R}",
-    note = "give the access one index per axis: `Extents2<4, 3>` is the type of a 4 × 3 tensor"
+    note = "give the access one index per axis: `StaticRank<1>` (a slice, a `Vec`, an ndarray `Array1`) takes one index, `Extents2<4, 3>` (a `[[T; 3]; 4]`) takes two"
 )]
 pub trait AdmitsRank<const R: usize> {}
 

@@ -10,7 +10,7 @@ use crate::element::Element;
 use crate::tensor::Tensor;
 
 use super::access::{
-    Access, Operand, RawAccess, ReadOnlyTarget, TargetAccess, TargetOwned, WritableView,
+    Access, Operand, RawAccess, ReadOnlyTarget, ShapeRef, TargetAccess, TargetOwned, WritableView,
 };
 use super::extents::{Dynamic, StaticRank};
 
@@ -63,8 +63,8 @@ where
 {
     type Elem = S::Elem;
     type Extents = D::Extents;
-    fn __tdsl_shape(&self) -> &[usize] {
-        self.shape()
+    fn __tdsl_shape(&self) -> ShapeRef<'_> {
+        self.shape().into()
     }
     fn __tdsl_operand(&self) -> Access<'_, S::Elem> {
         let (data, len, offset) = span(self.as_ptr(), self.shape(), self.strides());
