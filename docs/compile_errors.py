@@ -17,6 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "compile-errors.md"
 SECTIONS = [
     ("syntax", "Syntax"),
+    ("integers", "Integer elements"),
     ("names", "Names, scalars and element types"),
     ("indices", "Indices and positions"),
     ("functions", "Functions"),

@@ -34,7 +34,8 @@ pub use tensor_dsl_macros::try_tensor;
 #[doc(hidden)]
 pub use tensor_dsl_macros::__tensor_unoptimized;
 pub use tensor_dsl_runtime::{
-    checks, iter, Element, IntoShape, ShapeError, ShapeErrorKind, Tensor, TensorView, TensorViewMut,
+    checks, iter, Element, Fractional, IntoShape, Real, ShapeError, ShapeErrorKind, Tensor,
+    TensorView, TensorViewMut,
 };
 
 /// Extents as types, which `tensor!` checks at compile time: nested arrays such as
@@ -53,7 +54,7 @@ pub mod extents {
 #[cfg(feature = "cuda")]
 pub mod cuda {
     pub use tensor_dsl_runtime::cuda::{
-        device_count, nvrtc, CudaDevice, CudaError, CudaTensor, DeviceStats,
+        device_count, nvrtc, CudaDevice, CudaError, CudaTensor, DeviceElement, DeviceStats,
     };
 }
 

@@ -1,31 +1,31 @@
-//! `tensor!` inside generic numeric code (`fn f<T: Element>`), instantiated for f32 and f64, and
+//! `tensor!` inside generic numeric code (`fn f<T: Real + Fractional>`), instantiated for f32 and f64, and
 //! long reductions as accurate as pairwise summation.
 
 mod common;
 
 use common::{assert_close, assert_close_scalar, at, data, reference, sum_over};
-use tensor_dsl::{tensor, Element, Tensor, TensorView};
+use tensor_dsl::{tensor, Fractional, Real, Tensor, TensorView};
 
-fn matmul<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
+fn matmul<T: Real + Fractional>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
     tensor! { let c[i, j] = a[i, k] * b[k, j]; }
     c
 }
 
-fn scaled_update<T: Element>(c: &mut Tensor<T>, a: &Tensor<T>, alpha: T) {
+fn scaled_update<T: Real + Fractional>(c: &mut Tensor<T>, a: &Tensor<T>, alpha: T) {
     tensor! { c[i] += alpha * a[i] * 2 + 1; }
 }
 
-fn total<T: Element>(a: &TensorView<'_, T>) -> T {
+fn total<T: Real + Fractional>(a: &TensorView<'_, T>) -> T {
     tensor! { let s = a[i, j]; }
     s
 }
 
-fn chain<T: Element>(a: &Tensor<T>, b: &Tensor<T>, x: &Tensor<T>) -> Tensor<T> {
+fn chain<T: Real + Fractional>(a: &Tensor<T>, b: &Tensor<T>, x: &Tensor<T>) -> Tensor<T> {
     tensor! { let c[i, j] = a[i, k] * b[k, l] * exp(x[l, j]) / 3; }
     c
 }
 
-fn generic_functions_agree_with_naive_loops<T: Element>(rtol: f64) {
+fn generic_functions_agree_with_naive_loops<T: Real + Fractional>(rtol: f64) {
     for n in [1, 7, 40] {
         let a = data::<T>(&[n, n + 1], 0);
         let b = data::<T>(&[n + 1, 13], 1);

@@ -579,6 +579,8 @@ pub fn call(function: Function, args: &[Value]) -> Value {
             let derivative = f64::from(n) * x.powi(n - 1);
             (value, amplify(derivative, m) + value.abs())
         }
+        Function::Conj | Function::Re => (x, m),
+        Function::Im => (0.0, 0.0),
     }
 }
 

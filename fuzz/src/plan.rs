@@ -271,6 +271,8 @@ impl Body {
                     Function::Min => a.min(args[1].eval(x)),
                     Function::Pow => a.powf(args[1].eval(x)),
                     Function::Powi(n) => a.powi(crate::memory::literal_exponent(*n)),
+                    Function::Conj | Function::Re => a,
+                    Function::Im => 0.0,
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! The only items generated code names (`::tensor_dsl::__private::…`); not public API.
 
 pub use crate::checks::*;
-pub use crate::element::Element;
+pub use crate::element::{Element, Fractional, Real};
 pub use crate::error::ShapeError;
 pub use crate::exec::backend::{
     same_backend, Backend, Host, HostBackend, OwnBackend, Probe, StepModule,
@@ -32,7 +32,7 @@ pub fn times_target<T: Element>(beta: T, target: T) -> T {
     if beta == T::ZERO {
         T::ZERO
     } else {
-        beta * target
+        beta.times(target)
     }
 }
 
@@ -45,8 +45,11 @@ pub fn lit<W: Witness + ?Sized>(_witness: &W, value: f64) -> W::Elem {
 /// A `powi` exponent computed by Rust, in the slot of a CUDA kernel's scalars that carries it
 /// (`Element::from_exponent_bits`).
 #[inline(always)]
-pub fn exponent_slot<W: Witness + ?Sized>(_witness: &W, exponent: i32) -> W::Elem {
-    Element::from_exponent_bits(exponent)
+pub fn exponent_slot<W: Witness + ?Sized>(_witness: &W, exponent: i32) -> W::Elem
+where
+    W::Elem: Fractional,
+{
+    Fractional::from_exponent_bits(exponent)
 }
 
 /// Zero in the statement's element type: the start of a scalar sum.

@@ -3,6 +3,7 @@
 //! be looked up. Generated code calls them; nothing here is needed by hand. Above the rooms,
 //! beside `__private`: it imports from `tensor`, `operand` and `exec`.
 
+use crate::element::{Element, Fractional, Real};
 use crate::operand::access::{Access, Witness};
 use crate::operand::extents::StaticLayout;
 
@@ -110,6 +111,50 @@ pub struct SameBinding;
 pub trait IsSameBinding {}
 
 impl IsSameBinding for SameBinding {}
+
+/// Compiles only if the statement's elements have `/` and the transcendental functions (see
+/// [`Fractional`]): a `/`, `exp` or `powi` over integers is reported on its token. Does
+/// nothing.
+#[inline(always)]
+pub fn needs_division<T: Fractional>(_element: &T) {}
+
+/// Compiles only if the statement's elements hold a literal that is not a whole number (see
+/// [`HoldsFractions`]): `0.5` in an integer statement is reported on its token. Does nothing.
+#[inline(always)]
+pub fn needs_fractions<T: HoldsFractions>(_element: &T) {}
+
+/// Compiles only if the statement's elements hold a whole number past `i32`'s range (see
+/// [`HoldsWide`]): `3000000000` in an `i32` statement is reported on its token. Does nothing.
+#[inline(always)]
+pub fn needs_wide<T: HoldsWide>(_element: &T) {}
+
+/// Element types that hold fractions: floats.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` elements hold whole numbers only, and this literal is not one",
+    label = "not a whole number",
+    note = "write a whole number, or compute in `f32` or `f64`"
+)]
+pub trait HoldsFractions: Element {}
+
+impl HoldsFractions for f32 {}
+impl HoldsFractions for f64 {}
+
+/// Element types that hold whole numbers past `i32`'s range: floats and `i64`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` elements cannot hold this literal: it is past `i32`'s range",
+    label = "past `i32`'s range",
+    note = "write a smaller number, or compute in `i64`, `f32` or `f64`"
+)]
+pub trait HoldsWide: Element {}
+
+impl HoldsWide for f32 {}
+impl HoldsWide for f64 {}
+impl HoldsWide for i64 {}
+
+/// Compiles only if the statement's elements are ordered (see [`Real`]): a `max` or `min`
+/// over complex numbers is reported on its token. Does nothing.
+#[inline(always)]
+pub fn needs_order<T: Real>(_element: &T) {}
 
 /// Compiles only when `_name` is the [`SameBinding`] marker; does nothing.
 #[inline(always)]

@@ -1,5 +1,9 @@
 //! Element types → the arithmetic and functions generated code needs; sealed, so the set of
-//! element types is the runtime's to extend (f32 and f64 today).
+//! element types is the runtime's to extend. Every element type has `+ - *`, `abs` and
+//! `conj`/`re`/`im` ([`Element`]); ordered ones (floats and integers) also `max`/`min`
+//! ([`Real`]); floats also `/` and the transcendental functions ([`Fractional`]). Generated code
+//! asks for the trait a construct needs on the construct's own token, so `/` over `i32` is a
+//! compile error there. Integer arithmetic wraps on overflow, in every build profile.
 
 use std::fmt::{Debug, Display};
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
@@ -12,70 +16,70 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A scalar type tensors can hold: `f32` or `f64`.
+/// Which element type a generic `T` is, for code that must choose per type at run time (a
+/// CUDA module's text, a cuBLAS routine).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    F32,
+    F64,
+    I32,
+    I64,
+}
+
+/// A scalar type tensors can hold: `f32`, `f64`, `i32` or `i64`.
 ///
-/// The element-wise functions of the language (`exp`, `ln`, `sqrt`, `abs`, `sin`, `cos`,
-/// `tanh`, `max`, `min`, `powi`) are methods here so generated code can call them on any `T`.
+/// The language's `+`, `-`, `*` and unary `-` are [`plus`](Self::plus),
+/// [`minus`](Self::minus), [`times`](Self::times) and [`negated`](Self::negated): the
+/// operators for floats, wrapping arithmetic for integers (numpy's einsum wraps too), so a
+/// statement's overflow never panics, in debug builds either.
 pub trait Element:
     sealed::Sealed
     + Copy
     + Default
     + Debug
     + Display
-    + PartialOrd
+    + PartialEq
     + Send
     + Sync
     + 'static
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>
-    + Div<Output = Self>
     + Neg<Output = Self>
     + AddAssign
 {
     /// The additive identity.
     const ZERO: Self;
-    /// The value of a numeric literal, rounded to `Self` (`2` and `2.0` both mean two).
-    fn from_f64(value: f64) -> Self;
-    /// The value widened to `f64`, for tolerances and printing.
-    fn to_f64(self) -> f64;
-    /// A `powi` exponent carried in this type's bits (its low 32 bits, the rest zero), where a
-    /// CUDA kernel reads it back from its argument block; not a numeric conversion.
+    /// The multiplicative identity.
+    const ONE: Self;
+    /// Which type this is.
     #[doc(hidden)]
-    fn from_exponent_bits(exponent: i32) -> Self;
+    const KIND: Kind;
+    /// The value of a numeric literal in `Self` (`2` and `2.0` both mean two; integers take
+    /// integral literals, which `tensor!` checks at compile time).
+    fn from_f64(value: f64) -> Self;
+    /// `x + y` in the language (wrapping for integers).
+    fn plus(self, other: Self) -> Self;
+    /// `x - y` in the language (wrapping for integers).
+    fn minus(self, other: Self) -> Self;
+    /// `x * y` in the language (wrapping for integers).
+    fn times(self, other: Self) -> Self;
+    /// `-x` in the language (wrapping for integers: `-i32::MIN` is `i32::MIN`).
+    fn negated(self) -> Self;
+    /// `abs(x)`: the absolute value (wrapping for integers: `abs(i32::MIN)` is `i32::MIN`).
+    fn abs(self) -> Self;
+    /// `conj(x)`: the complex conjugate; a real number is its own.
+    fn conj(self) -> Self;
+    /// `re(x)`: the real part; a real number is its own.
+    fn re(self) -> Self;
+    /// `im(x)`: the imaginary part; zero for a real number.
+    fn im(self) -> Self;
     /// The value's bits (zero-extended for `f32`), as a CUDA kernel's argument block holds it:
     /// a copy of the bits, so a `powi` exponent's pattern (a NaN or a subnormal as a float)
     /// arrives as it was made.
     #[doc(hidden)]
     fn to_bits_u64(self) -> u64;
-    /// `exp(x)` in the language: eˣ.
-    fn exp(self) -> Self;
-    /// `ln(x)`: the natural logarithm.
-    fn ln(self) -> Self;
-    /// `sqrt(x)`: the square root (NaN below zero, as `f64::sqrt`).
-    fn sqrt(self) -> Self;
-    /// `abs(x)`: the absolute value.
-    fn abs(self) -> Self;
-    /// `sin(x)`, in radians.
-    fn sin(self) -> Self;
-    /// `cos(x)`, in radians.
-    fn cos(self) -> Self;
-    /// `tan(x)`, in radians.
-    fn tan(self) -> Self;
-    /// `tanh(x)`: the hyperbolic tangent.
-    fn tanh(self) -> Self;
-    /// `sigmoid(x)`: the logistic function `1 / (1 + exp(-x))` (0 and 1 at the far ends, never
-    /// NaN for a number).
-    fn sigmoid(self) -> Self;
-    /// `pow(x, y)`: x to a real power, as `f64::powf` (NaN for a negative x and a fractional y).
-    fn pow(self, exponent: Self) -> Self;
-    /// `max(x, y)`: the larger value; a NaN loses to a number, as `f64::max`.
-    fn max(self, other: Self) -> Self;
-    /// `min(x, y)`: the smaller value; a NaN loses to a number, as `f64::min`.
-    fn min(self, other: Self) -> Self;
-    /// `powi(x, n)`: x to an integer power, as `f64::powi`.
-    fn powi(self, exponent: i32) -> Self;
-
     /// `C ← α A B + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n` matrix C
     /// given by row and column strides in elements, on one thread or, if `parallel`, on the
     /// current pool's threads (which share out C's blocks, so the bits are the same). With
@@ -100,76 +104,101 @@ pub trait Element:
     );
 }
 
-macro_rules! impl_element {
-    ($($t:ident)*) => {$(
+/// Ordered element types (floats and integers): `max`, `min`, and a widening to `f64`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an ordered element type (`f32`, `f64`, `i32`, `i64`)",
+    label = "needs ordered elements",
+    note = "`max` and `min` compare values, so they take ordered elements only"
+)]
+pub trait Real: Element + PartialOrd {
+    /// `max(x, y)`: the larger value; for floats a NaN loses to a number, as `f64::max`.
+    fn max(self, other: Self) -> Self;
+    /// `min(x, y)`: the smaller value; for floats a NaN loses to a number, as `f64::min`.
+    fn min(self, other: Self) -> Self;
+    /// The value widened to `f64`, for tolerances and printing (rounded for a large `i64`).
+    fn to_f64(self) -> f64;
+}
+
+/// Element types with division and the transcendental functions: floats.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` elements have no `/` and no `exp`, `ln`, `sqrt`, `sin`, `cos`, `tan`, `tanh`, `sigmoid`, `pow` or `powi`",
+    label = "needs `f32` or `f64` elements",
+    note = "integer statements have `+`, `-`, `*`, `abs`, `max`, `min` and sums; convert the tensor first (`.mapv(|x| x as f64)`) to divide"
+)]
+pub trait Fractional: Element + Div<Output = Self> {
+    /// `exp(x)` in the language: eˣ.
+    fn exp(self) -> Self;
+    /// `ln(x)`: the natural logarithm.
+    fn ln(self) -> Self;
+    /// `sqrt(x)`: the square root (NaN below zero, as `f64::sqrt`).
+    fn sqrt(self) -> Self;
+    /// `sin(x)`, in radians.
+    fn sin(self) -> Self;
+    /// `cos(x)`, in radians.
+    fn cos(self) -> Self;
+    /// `tan(x)`, in radians.
+    fn tan(self) -> Self;
+    /// `tanh(x)`: the hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// `sigmoid(x)`: the logistic function `1 / (1 + exp(-x))` (0 and 1 at the far ends, never
+    /// NaN for a number).
+    fn sigmoid(self) -> Self;
+    /// `pow(x, y)`: x to a real power, as `f64::powf` (NaN for a negative x and a fractional y).
+    fn pow(self, exponent: Self) -> Self;
+    /// `powi(x, n)`: x to an integer power, as `f64::powi`.
+    fn powi(self, exponent: i32) -> Self;
+
+    /// `x / y` in the language.
+    fn over(self, other: Self) -> Self;
+    /// A `powi` exponent carried in this type's bits (its low 32 bits, the rest zero), where a
+    /// CUDA kernel reads it back from its argument block; not a numeric conversion.
+    #[doc(hidden)]
+    fn from_exponent_bits(exponent: i32) -> Self;
+}
+
+macro_rules! impl_float {
+    ($($t:ident $kind:ident)*) => {$(
         impl sealed::Sealed for $t {}
 
         impl Element for $t {
             const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const KIND: Kind = Kind::$kind;
             #[inline(always)]
             fn from_f64(value: f64) -> Self {
                 value as $t
             }
             #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
+            fn plus(self, other: Self) -> Self {
+                self + other
             }
             #[inline(always)]
-            fn exp(self) -> Self {
-                $t::exp(self)
+            fn minus(self, other: Self) -> Self {
+                self - other
             }
             #[inline(always)]
-            fn ln(self) -> Self {
-                $t::ln(self)
+            fn times(self, other: Self) -> Self {
+                self * other
             }
             #[inline(always)]
-            fn sqrt(self) -> Self {
-                $t::sqrt(self)
+            fn negated(self) -> Self {
+                -self
             }
             #[inline(always)]
             fn abs(self) -> Self {
                 $t::abs(self)
             }
             #[inline(always)]
-            fn sin(self) -> Self {
-                $t::sin(self)
+            fn conj(self) -> Self {
+                self
             }
             #[inline(always)]
-            fn cos(self) -> Self {
-                $t::cos(self)
+            fn re(self) -> Self {
+                self
             }
             #[inline(always)]
-            fn tan(self) -> Self {
-                $t::tan(self)
-            }
-            #[inline(always)]
-            fn tanh(self) -> Self {
-                $t::tanh(self)
-            }
-            #[inline(always)]
-            fn sigmoid(self) -> Self {
-                1.0 / (1.0 + (-self).exp())
-            }
-            #[inline(always)]
-            fn pow(self, exponent: Self) -> Self {
-                $t::powf(self, exponent)
-            }
-            #[inline(always)]
-            fn max(self, other: Self) -> Self {
-                $t::max(self, other)
-            }
-            #[inline(always)]
-            fn min(self, other: Self) -> Self {
-                $t::min(self, other)
-            }
-            #[inline(always)]
-            fn powi(self, exponent: i32) -> Self {
-                $t::powi(self, exponent)
-            }
-            #[inline(always)]
-            fn from_exponent_bits(exponent: i32) -> Self {
-                // Bits are moved, never computed with, so they arrive unchanged (even as a NaN).
-                $t::from_bits((exponent as u32).into())
+            fn im(self) -> Self {
+                0.0
             }
             #[inline(always)]
             fn to_bits_u64(self) -> u64 {
@@ -218,7 +247,180 @@ macro_rules! impl_element {
                 }
             }
         }
+
+        impl Real for $t {
+            #[inline(always)]
+            fn max(self, other: Self) -> Self {
+                $t::max(self, other)
+            }
+            #[inline(always)]
+            fn min(self, other: Self) -> Self {
+                $t::min(self, other)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+
+        impl Fractional for $t {
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $t::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $t::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                $t::tan(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $t::tanh(self)
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                1.0 / (1.0 + (-self).exp())
+            }
+            #[inline(always)]
+            fn pow(self, exponent: Self) -> Self {
+                $t::powf(self, exponent)
+            }
+            #[inline(always)]
+            fn powi(self, exponent: i32) -> Self {
+                $t::powi(self, exponent)
+            }
+            #[inline(always)]
+            fn over(self, other: Self) -> Self {
+                self / other
+            }
+            #[inline(always)]
+            fn from_exponent_bits(exponent: i32) -> Self {
+                // Bits are moved, never computed with, so they arrive unchanged (even as a NaN).
+                $t::from_bits((exponent as u32).into())
+            }
+        }
     )*};
 }
 
-impl_element!(f32 f64);
+impl_float!(f32 F32 f64 F64);
+
+macro_rules! impl_integer {
+    ($($t:ident $kind:ident)*) => {$(
+        impl sealed::Sealed for $t {}
+
+        impl Element for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const KIND: Kind = Kind::$kind;
+            #[inline(always)]
+            fn from_f64(value: f64) -> Self {
+                value as $t
+            }
+            #[inline(always)]
+            fn plus(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline(always)]
+            fn minus(self, other: Self) -> Self {
+                self.wrapping_sub(other)
+            }
+            #[inline(always)]
+            fn times(self, other: Self) -> Self {
+                self.wrapping_mul(other)
+            }
+            #[inline(always)]
+            fn negated(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self.wrapping_abs()
+            }
+            #[inline(always)]
+            fn conj(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn re(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn im(self) -> Self {
+                0
+            }
+            #[inline(always)]
+            fn to_bits_u64(self) -> u64 {
+                self as u64
+            }
+            unsafe fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                alpha: Self,
+                (a, rsa, csa): (*const Self, isize, isize),
+                (b, rsb, csb): (*const Self, isize, isize),
+                beta: Self,
+                (c, rsc, csc): (*mut Self, isize, isize),
+                _parallel: bool,
+            ) {
+                // Exact, so any order gives the same result: rows of C outermost, then the
+                // inner dimension, so B's and C's rows stream when their columns are adjacent.
+                for i in 0..m as isize {
+                    for j in 0..n as isize {
+                        // SAFETY: (i, j) is inside C's m × n elements, valid for writes and
+                        // reads by this function's contract.
+                        let slot = unsafe { c.offset(i * rsc + j * csc) };
+                        // With β = 0, C is not read (it may hold anything).
+                        let start = if beta == 0 { 0 } else { beta.times(unsafe { *slot }) };
+                        // SAFETY: as above.
+                        unsafe { *slot = start };
+                    }
+                    for l in 0..k as isize {
+                        // SAFETY: (i, l) is inside A's m × k elements.
+                        let left = alpha.times(unsafe { *a.offset(i * rsa + l * csa) });
+                        for j in 0..n as isize {
+                            // SAFETY: (l, j) is inside B's k × n elements, (i, j) inside C's,
+                            // which overlaps neither A nor B.
+                            unsafe {
+                                let slot = c.offset(i * rsc + j * csc);
+                                *slot = (*slot).plus(left.times(*b.offset(l * rsb + j * csb)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        impl Real for $t {
+            #[inline(always)]
+            fn max(self, other: Self) -> Self {
+                Ord::max(self, other)
+            }
+            #[inline(always)]
+            fn min(self, other: Self) -> Self {
+                Ord::min(self, other)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+
+impl_integer!(i32 I32 i64 I64);

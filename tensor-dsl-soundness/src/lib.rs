@@ -5,7 +5,7 @@
 //! The tests of this crate exist to be run under sanitizers (`.ci/sanitizers`), so they use
 //! nothing but `tensor-dsl` and `rayon`: every crate they build is instrumented cheaply.
 
-use tensor_dsl::{Element, Tensor};
+use tensor_dsl::{Real, Tensor};
 
 /// Runs `f` once in each of a 1-, 2- and 4-thread rayon pool, so work split across threads is
 /// exercised whatever machine runs the tests.
@@ -20,7 +20,7 @@ pub fn in_pools(mut f: impl FnMut(usize) + Send) {
 }
 
 /// `a · b` for row-major matrices, naively, in f64.
-pub fn matmul<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<f64> {
+pub fn matmul<T: Real>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<f64> {
     let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
     Tensor::from_fn([m, n], |ix| {
         (0..k)

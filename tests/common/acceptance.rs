@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tensor_dsl::{Element, Tensor};
+use tensor_dsl::{Real, Tensor};
 
 fn references() -> &'static HashMap<String, Value> {
     static REFS: OnceLock<HashMap<String, Value>> = OnceLock::new();
@@ -40,7 +40,7 @@ fn number(value: &Value) -> f64 {
 }
 
 #[track_caller]
-pub fn check_tensor<T: Element>(id: &str, got: &Tensor<T>) {
+pub fn check_tensor<T: Real>(id: &str, got: &Tensor<T>) {
     let case = reference(id);
     let shape: Vec<usize> = case["output_shape"]
         .as_array()
@@ -84,7 +84,7 @@ pub fn check_tensor<T: Element>(id: &str, got: &Tensor<T>) {
 }
 
 #[track_caller]
-pub fn check_scalar<T: Element>(id: &str, got: &T) {
+pub fn check_scalar<T: Real>(id: &str, got: &T) {
     let case = reference(id);
     let expected = number(&case["values"][0]);
     let got = got.to_f64();

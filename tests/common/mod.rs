@@ -1,11 +1,11 @@
 //! Naive reference evaluation and comparison helpers shared by the end-to-end tests.
 #![allow(dead_code)]
 
-use tensor_dsl::{Element, Tensor};
+use tensor_dsl::{Real, Tensor};
 
 /// Deterministic, irregular test data: row-major element `t` of operand number `seed` is
 /// `((t·7919 + (seed+1)·104729) mod 1009) / 1009 − 0.5`, the acceptance corpus's input rule.
-pub fn data<T: Element>(shape: &[usize], seed: usize) -> Tensor<T> {
+pub fn data<T: Real>(shape: &[usize], seed: usize) -> Tensor<T> {
     let mut t = 0usize;
     Tensor::from_fn(shape, |_| {
         let value = ((t * 7919 + (seed + 1) * 104_729) % 1009) as f64 / 1009.0 - 0.5;
@@ -44,14 +44,14 @@ pub fn reference(shape: &[usize], f: impl FnMut(&[usize]) -> f64) -> Tensor<f64>
 }
 
 /// Element `index` of `tensor` widened to f64.
-pub fn at<T: Element>(tensor: &Tensor<T>, index: &[usize]) -> f64 {
+pub fn at<T: Real>(tensor: &Tensor<T>, index: &[usize]) -> f64 {
     tensor.get(index).expect("index inside the shape").to_f64()
 }
 
 /// Asserts equal shapes and every element within `rtol` relative to the largest reference
 /// magnitude (so values that cancel to near zero are compared sensibly).
 #[track_caller]
-pub fn assert_close<T: Element>(got: &Tensor<T>, expected: &Tensor<f64>, rtol: f64) {
+pub fn assert_close<T: Real>(got: &Tensor<T>, expected: &Tensor<f64>, rtol: f64) {
     assert_eq!(got.shape(), expected.shape(), "shapes differ");
     let scale = expected
         .as_slice()

@@ -54,6 +54,8 @@ struct StatementScope {
     exponents: Vec<ir::Scalar>,
     /// Bare names used as tensors or scalars, for the index/name clash rule.
     names: Vec<(String, Span)>,
+    /// What the statement's operators and functions ask of the element type, at their tokens.
+    needs: Vec<(ir::Capability, Span)>,
     failed: bool,
 }
 
@@ -135,6 +137,7 @@ impl Resolver<'_> {
             }],
             scalars: std::mem::take(&mut scope.scalars),
             exponents: std::mem::take(&mut scope.exponents),
+            needs: std::mem::take(&mut scope.needs),
             span: statement.let_token.span,
         }
     }
@@ -191,6 +194,7 @@ impl Resolver<'_> {
             }],
             scalars: std::mem::take(&mut scope.scalars),
             exponents: std::mem::take(&mut scope.exponents),
+            needs: std::mem::take(&mut scope.needs),
             span: statement.place.span,
         }
     }
@@ -286,7 +290,10 @@ impl Resolver<'_> {
                     BinaryOp::Add => ir::BinaryOp::Add,
                     BinaryOp::Sub => ir::BinaryOp::Sub,
                     BinaryOp::Mul => ir::BinaryOp::Mul,
-                    BinaryOp::Div => ir::BinaryOp::Div,
+                    BinaryOp::Div => {
+                        scope.needs.push((ir::Capability::Division, right.span()));
+                        ir::BinaryOp::Div
+                    }
                 };
                 let left = self.expr(left, scope);
                 let right = self.expr(right, scope);
@@ -370,11 +377,14 @@ impl Resolver<'_> {
             "min" => (Min, 2),
             "pow" => (Pow, 2),
             "powi" => (Powi(ir::Exponent::Literal(0)), 2),
+            "conj" => (Conj, 1),
+            "re" => (Re, 1),
+            "im" => (Im, 1),
             _ => {
                 self.errors.error(
                     function.span(),
                     format!(
-                        "unknown function `{name}`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow and powi"
+                        "unknown function `{name}`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow, powi, conj, re and im"
                     ),
                 );
                 scope.failed = true;
@@ -426,8 +436,14 @@ impl Resolver<'_> {
                     }
                 },
             };
+            scope
+                .needs
+                .push((ir::Capability::Division, function.span()));
             let base = self.expr(&args[0], scope);
             return ir::Expr::Call(Powi(exponent), vec![base]);
+        }
+        if resolved.capability() != ir::Capability::Any {
+            scope.needs.push((resolved.capability(), function.span()));
         }
         let args = args.iter().map(|arg| self.expr(arg, scope)).collect();
         ir::Expr::Call(resolved, args)
@@ -455,13 +471,20 @@ impl Resolver<'_> {
                 0.0
             }
         };
-        if !matches!(suffix.as_str(), "" | "f32" | "f64") {
+        // What an unsuffixed literal asks of the element type it takes (checked by rustc, on
+        // the literal, since only it knows the type).
+        if value.fract() != 0.0 || value.abs() >= 2f64.powi(63) {
+            scope.needs.push((ir::Capability::Fraction, literal.span()));
+        } else if value < f64::from(i32::MIN) || value > f64::from(i32::MAX) {
+            scope.needs.push((ir::Capability::Wide, literal.span()));
+        }
+        if !matches!(suffix.as_str(), "" | "f32" | "f64" | "i32" | "i64") {
             self.errors.error(
                 literal.span(),
                 format!(
-                    "`{literal}` has the type `{suffix}`, but tensor elements are `f32` or `f64`: \
-                     write the number without a suffix (`{value}`), which takes the statement's \
-                     element type",
+                    "`{literal}` has the type `{suffix}`, which is no element type (`f32`, `f64`, \
+                     `i32`, `i64`): write the number without a suffix (`{value}`), which takes \
+                     the statement's element type",
                     literal = literal.to_token_stream(),
                 ),
             );

@@ -298,7 +298,7 @@ mod tests {
             ),
             [
                 "`exp` takes 1 argument but 2 were given",
-                "unknown function `foo`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow and powi",
+                "unknown function `foo`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow, powi, conj, re and im",
                 "the exponent of `powi` must be an integer: a literal such as `powi(x[i], 3)`, or a Rust `i32` such as `powi(x[i], n)` or `powi(x[i], {n + 1})`; for a real exponent write `pow(x[i], 2.5)`",
             ]
         );

@@ -10,8 +10,8 @@ use quote::{quote_spanned, ToTokens};
 use super::checks::{layout_local, located, position_expr};
 use super::{hidden, hidden_numbered, tensor_expr, Context};
 use crate::ir::{
-    AssignOp, BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot, Statement, Target,
-    TensorId, TensorOrigin,
+    AssignOp, BinaryOp, Capability, Exponent, Expr, Function, IndexVar, Scale, Slot, Statement,
+    Target, TensorId, TensorOrigin,
 };
 use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
 
@@ -88,15 +88,20 @@ pub fn emit_statement(
         Target::Scalar { place, .. } => {
             let sum = emitter.scalar_sum(steps, None, Some(place));
             // The steps already negate for `-=`, so what remains is to set or add.
-            let op = match statement.op() {
-                AssignOp::Assign => hygienic!(=),
-                AssignOp::Add | AssignOp::Sub => hygienic!(+=),
+            let update = match statement.op() {
+                AssignOp::Assign => hygienic!(#place = __sum),
+                AssignOp::Add | AssignOp::Sub => hygienic! {
+                    // A dereferenced place is written in parentheses, `(*r)`.
+                    #[allow(unused_parens)]
+                    let __place = &mut #place;
+                    *__place = #p::Element::plus(*__place, __sum)
+                },
             };
             hygienic! {
                 {
                     #scalars
                     let __sum = { #sum };
-                    #place #op __sum;
+                    #update;
                 }
             }
         }
@@ -107,6 +112,7 @@ pub fn emit_statement(
             // A value that cannot be written (a read-only view, no tensor at all) is reported
             // on the target's token.
             let write_method = located(&hidden("__tdsl_target"), access.span);
+            let needs = emitter.needs();
             let Frame {
                 backend,
                 operands,
@@ -134,6 +140,7 @@ pub fn emit_statement(
                     #operands
                     let __target_read = #target.read();
                     let __zero = #p::zero_like(&#target);
+                    #needs
                     #steps
                 }
             }
@@ -465,11 +472,13 @@ impl StatementEmitter<'_> {
             (None, false) => hygienic!(#p::zeros_like(&__zero, [#(#shape),*])),
             (None, true) => hygienic!(#p::Backend::zeros(&__backend, &__zero, [#(#shape),*])),
         };
+        let needs = self.needs();
         hygienic! {
             #backend
             #operands
             #layouts
             let __zero = #p::zero_like(&#witness);
+            #needs
             let mut __result = #zeros;
             #is_static
             {
@@ -478,6 +487,26 @@ impl StatementEmitter<'_> {
             }
             __result
         }
+    }
+
+    /// Checks that the statement's element type has what its `/` and functions ask for, each
+    /// on its own token (`__zero` is a value of the element type).
+    fn needs(&self) -> TokenStream {
+        let mut tokens = TokenStream::new();
+        for &(capability, span) in &self.statement.needs {
+            let at = self.cx.private_at(span);
+            let check = match capability {
+                Capability::Any => continue,
+                Capability::Order => quote_spanned!(span=> #at::needs_order),
+                Capability::Division => quote_spanned!(span=> #at::needs_division),
+                Capability::Fraction => quote_spanned!(span=> #at::needs_fractions),
+                Capability::Wide => quote_spanned!(span=> #at::needs_wide),
+            };
+            // The argument located on the token too, so the token is the error's primary span.
+            let zero = located(&hidden("__zero"), span);
+            tokens.extend(quote_spanned!(span=> #check(&#zero);));
+        }
+        tokens
     }
 
     /// Statements evaluating to the statement's value summed over every index, as a `T`.
@@ -501,6 +530,7 @@ impl StatementEmitter<'_> {
         } else {
             hygienic!(0.0f64)
         };
+        let needs = self.needs();
         let Frame {
             backend,
             operands,
@@ -514,6 +544,7 @@ impl StatementEmitter<'_> {
             #layouts
             #is_static
             let __zero = #zero;
+            #needs
             let mut __sum = __zero;
             {
                 let __target = #p::TargetAccess::scalar(&mut __sum);
@@ -617,19 +648,21 @@ impl StatementEmitter<'_> {
                 self.expr(&term.expr, &mut element),
             ),
             terms => {
-                let mut body = TokenStream::new();
-                for (k, term) in terms.iter().enumerate() {
+                let mut body: Option<TokenStream> = None;
+                for term in terms {
                     let scale = self.scale(&term.scale, false);
                     let value = self.expr(&term.expr, &mut element);
-                    if k > 0 {
-                        body.extend(hygienic!(+));
-                    }
-                    if target_term(&term.expr) {
-                        body.extend(hygienic!(#p::times_target(#scale, #value)));
+                    let term = if target_term(&term.expr) {
+                        hygienic!(#p::times_target(#scale, #value))
                     } else {
-                        body.extend(hygienic!(#scale * #value));
-                    }
+                        hygienic!(#p::Element::times(#scale, #value))
+                    };
+                    body = Some(match body {
+                        None => term,
+                        Some(sum) => hygienic!(#p::Element::plus(#sum, #term)),
+                    });
                 }
+                let body = body.expect("a step has at least one term");
                 (self.scale(&Scale::one(), step.negate), body)
             }
         };
@@ -742,7 +775,7 @@ impl StatementEmitter<'_> {
         } else {
             let mut summed = hygienic! {
                 #elements
-                __sum += #body;
+                __sum = #p::Element::plus(__sum, #body);
             };
             for k in (n_out..n_loops).rev() {
                 let var = hidden_numbered("__l", k);
@@ -755,7 +788,7 @@ impl StatementEmitter<'_> {
         };
         let mut nest = hygienic! {
             #value
-            __static_target.update([#(#target_position),*], __mode, __alpha * __sum);
+            __static_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
         };
         for k in (0..n_out).rev() {
             let var = hidden_numbered("__l", k);
@@ -925,7 +958,14 @@ impl StatementEmitter<'_> {
         let zero = hidden("__zero");
         let scalars = scale.scalars.iter().map(|&k| self.scalar(k));
         let divisors = scale.divisors.iter().map(|&k| self.scalar(k));
-        hygienic!((#p::lit(&#zero, #coefficient) #(* #scalars)* #(/ #divisors)*))
+        let mut value = hygienic!(#p::lit(&#zero, #coefficient));
+        for scalar in scalars {
+            value = hygienic!(#p::Element::times(#value, #scalar));
+        }
+        for divisor in divisors {
+            value = hygienic!(#p::Fractional::over(#value, #divisor));
+        }
+        value
     }
 
     fn scalar(&self, k: usize) -> TokenStream {
@@ -955,32 +995,39 @@ impl StatementEmitter<'_> {
             Expr::Scalar(k) => self.scalar(*k),
             Expr::Neg(operand) => {
                 let operand = self.expr(operand, access);
-                hygienic!((-#operand))
+                hygienic!(#p::Element::negated(#operand))
             }
             Expr::Binary(op, left, right) => {
                 let left = self.expr(left, access);
                 let right = self.expr(right, access);
-                let op = match op {
-                    BinaryOp::Add => hygienic!(+),
-                    BinaryOp::Sub => hygienic!(-),
-                    BinaryOp::Mul => hygienic!(*),
-                    BinaryOp::Div => hygienic!(/),
-                };
-                hygienic!((#left #op #right))
+                match op {
+                    BinaryOp::Add => hygienic!(#p::Element::plus(#left, #right)),
+                    BinaryOp::Sub => hygienic!(#p::Element::minus(#left, #right)),
+                    BinaryOp::Mul => hygienic!(#p::Element::times(#left, #right)),
+                    BinaryOp::Div => hygienic!(#p::Fractional::over(#left, #right)),
+                }
             }
             Expr::Call(function, args) => {
                 let args: Vec<TokenStream> =
                     args.iter().map(|arg| self.expr(arg, access)).collect();
                 let name = Ident::new(function.name(), Span::mixed_site());
+                let capability = match function.capability() {
+                    Capability::Any => hygienic!(Element),
+                    Capability::Order => hygienic!(Real),
+                    Capability::Division => hygienic!(Fractional),
+                    Capability::Fraction | Capability::Wide => {
+                        unreachable!("functions ask for operations, not literals")
+                    }
+                };
                 match function {
                     Function::Powi(Exponent::Literal(exponent)) => {
-                        hygienic!(#p::Element::powi(#(#args),*, #exponent))
+                        hygienic!(#p::#capability::powi(#(#args),*, #exponent))
                     }
                     Function::Powi(Exponent::Computed(k)) => {
                         let exponent = hidden_numbered("__exponent", *k);
-                        hygienic!(#p::Element::powi(#(#args),*, #exponent))
+                        hygienic!(#p::#capability::powi(#(#args),*, #exponent))
                     }
-                    _ => hygienic!(#p::Element::#name(#(#args),*)),
+                    _ => hygienic!(#p::#capability::#name(#(#args),*)),
                 }
             }
         }

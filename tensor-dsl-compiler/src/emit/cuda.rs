@@ -65,6 +65,9 @@ impl Real {
             Function::Min => ("fmin", "fminf"),
             Function::Pow => ("pow", "powf"),
             Function::Powi(_) => ("tdsl_powi", "tdsl_powi"),
+            // Real elements: `conj` and `re` are the value, `im` zero.
+            Function::Conj | Function::Re => ("", ""),
+            Function::Im => ("tdsl_im", "tdsl_im"),
         };
         match self {
             Real::F32 => float,
@@ -277,6 +280,12 @@ impl Writer<'_> {
                  unsigned int e = n < 0 ? 0u - (unsigned int)n : (unsigned int)n;\n    \
                  real result = 1;\n    while (e) {{\n        if (e & 1u) result *= x;\n        \
                  x *= x;\n        e >>= 1;\n    }}\n    return n < 0 ? 1 / result : result;\n}}"
+            );
+        }
+        if value.contains("tdsl_im") {
+            let _ = writeln!(
+                out,
+                "__device__ __forceinline__ real tdsl_im(real) {{\n    return (real)0;\n}}"
             );
         }
         if value.contains("tdsl_sigmoid") {

@@ -226,6 +226,28 @@ pub enum Function {
     Pow,
     /// Integer power; the exponent is part of the function, its one argument the base.
     Powi(Exponent),
+    /// The complex conjugate (a real number's is itself).
+    Conj,
+    /// The real part.
+    Re,
+    /// The imaginary part (zero for a real number).
+    Im,
+}
+
+/// What a function or operator asks of the element type: the runtime trait generated code
+/// calls it through, so a type without it is a type error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    /// Every element type (`Element`).
+    Any,
+    /// Ordered types (`Real`): floats and integers.
+    Order,
+    /// Division and the transcendental functions (`Fractional`): floats.
+    Division,
+    /// A literal that is not a whole number (`HoldsFractions`): floats.
+    Fraction,
+    /// A whole-number literal past `i32`'s range (`HoldsWide`): floats and `i64`.
+    Wide,
 }
 
 /// The exponent of `powi`.
@@ -261,6 +283,27 @@ impl Function {
             Function::Min => "min",
             Function::Pow => "pow",
             Function::Powi(_) => "powi",
+            Function::Conj => "conj",
+            Function::Re => "re",
+            Function::Im => "im",
+        }
+    }
+
+    /// What the function asks of the element type.
+    pub fn capability(self) -> Capability {
+        match self {
+            Function::Abs | Function::Conj | Function::Re | Function::Im => Capability::Any,
+            Function::Max | Function::Min => Capability::Order,
+            Function::Exp
+            | Function::Ln
+            | Function::Sqrt
+            | Function::Sin
+            | Function::Cos
+            | Function::Tan
+            | Function::Tanh
+            | Function::Sigmoid
+            | Function::Pow
+            | Function::Powi(_) => Capability::Division,
         }
     }
 }
@@ -380,6 +423,9 @@ pub struct Statement {
     pub scalars: Vec<Scalar>,
     /// Rust `i32` exponents of `powi` (`Exponent::Computed`), evaluated once per statement.
     pub exponents: Vec<Scalar>,
+    /// What the statement's `/` and functions ask of its element type, each at its token
+    /// (kept apart from the expressions, which passes fold: `a / 2` becomes `0.5 · a`).
+    pub needs: Vec<(Capability, Span)>,
     pub span: Span,
 }
 

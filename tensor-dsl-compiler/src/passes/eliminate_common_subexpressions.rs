@@ -198,6 +198,8 @@ fn share(program: &mut Program, duplicate: Duplicate) {
                 }],
                 scalars: Vec::new(),
                 exponents: Vec::new(),
+                // The statement the term came from keeps asking for them.
+                needs: Vec::new(),
                 span,
             });
             let shift = |(s, u, t): Location| (s + 1, u, t);

@@ -85,6 +85,8 @@ fn split_off_right_hand_side(program: &mut Program, index: usize) {
         updates,
         scalars,
         exponents,
+        // The statement keeps asking for them (it is emitted, as a copy, over the same type).
+        needs: Vec::new(),
         span,
     });
     let copy = Term {

@@ -137,7 +137,7 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
     let batch_stride = |matrix: usize| batch_var.map_or(0, |var| plan.strides[matrix][var]);
     let beta = match step.mode() {
         Mode::Assign => T::ZERO,
-        Mode::Add => T::from_f64(1.0),
+        Mode::Add => T::ONE,
         Mode::Scale(beta) => beta,
     };
     let bases = [
@@ -173,7 +173,7 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
             n: cols,
             k: depth,
             alpha: step.alpha(),
-            beta: if first_of_sum { beta } else { T::from_f64(1.0) },
+            beta: if first_of_sum { beta } else { T::ONE },
             a: matrix(first.0, lda),
             b: matrix(second.0, ldb),
             c: matrix(2, ldc),

@@ -9,6 +9,7 @@ use crate::exec::network::PlanCache;
 use crate::exec::step::Step;
 use crate::operand::access::Witness;
 use crate::operand::array::LetResult;
+use crate::tensor::Tensor;
 
 use super::device::CudaDevice;
 use super::error::CudaError;
@@ -37,7 +38,7 @@ impl Backend for Device {
         _witness: &W,
         shape: [usize; R],
     ) -> CudaTensor<W::Elem> {
-        or_panic(CudaTensor::zeros(&self.0, shape))
+        or_panic(CudaTensor::upload(&self.0, &Tensor::zeros(shape)))
     }
     #[track_caller]
     fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(

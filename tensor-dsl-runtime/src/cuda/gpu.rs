@@ -15,7 +15,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::element::Element;
+use crate::element::{Element, Kind};
 use crate::exec::step::Step;
 use crate::operand::access::Memory;
 
@@ -295,7 +295,7 @@ impl Gpu {
         }
         let int = |value: usize| value as i32;
         counters.gemm();
-        // The same call for both element types, α and β converted to the element type.
+        // The same call for both element types, α and β as their bits (`T` is the type).
         macro_rules! strided_batched {
             ($gemm:path, $real:ty) => {
                 $gemm(
@@ -305,14 +305,14 @@ impl Gpu {
                     int(call.m),
                     int(call.n),
                     int(call.k),
-                    &(call.alpha.to_f64() as $real),
+                    &<$real>::from_bits(call.alpha.to_bits_u64() as _),
                     pa.cast(),
                     int(call.a.ld),
                     call.a.stride as i64,
                     pb.cast(),
                     int(call.b.ld),
                     call.b.stride as i64,
-                    &(call.beta.to_f64() as $real),
+                    &<$real>::from_bits(call.beta.to_bits_u64() as _),
                     pc.cast(),
                     int(call.c.ld),
                     call.c.stride as i64,
@@ -324,10 +324,10 @@ impl Gpu {
         // lengths, and the arguments against cuBLAS's documented bounds; the caller vouches
         // for the buffers. α and β are read from the host before the call returns.
         let status = unsafe {
-            if size == 4 {
-                strided_batched!(blas::sgemm_strided_batched, f32)
-            } else {
-                strided_batched!(blas::dgemm_strided_batched, f64)
+            match T::KIND {
+                Kind::F32 => strided_batched!(blas::sgemm_strided_batched, f32),
+                Kind::F64 => strided_batched!(blas::dgemm_strided_batched, f64),
+                kind => unreachable!("a device tensor of {kind:?} elements (see `DeviceElement`)"),
             }
         };
         status.map_err(driver("cuBLAS gemmStridedBatched"))

@@ -19,4 +19,4 @@ pub use crate::exec::backend::StepModule;
 pub use device::{device_count, CudaDevice};
 pub use error::CudaError;
 pub use stats::DeviceStats;
-pub use tensor::CudaTensor;
+pub use tensor::{CudaTensor, DeviceElement};

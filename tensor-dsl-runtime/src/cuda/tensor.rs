@@ -40,14 +40,30 @@ enum Storage<T> {
     },
 }
 
-impl<T: Element> CudaTensor<T> {
+/// Element types a device holds: `f32` and `f64`, whose modules and cuBLAS routines the
+/// backend has. Only the constructors ask for it, so a `CudaTensor` of another element type
+/// never exists and device code may assume one of these.
+pub trait DeviceElement: Element {}
+
+impl DeviceElement for f32 {}
+impl DeviceElement for f64 {}
+
+impl<T: DeviceElement> CudaTensor<T> {
     /// A zero-filled tensor on `device`.
     pub fn zeros(device: &CudaDevice, shape: impl IntoShape) -> Result<Self, CudaError> {
-        Self::from_host(device, &Tensor::zeros(shape))
+        Self::upload(device, &Tensor::zeros(shape))
     }
 
     /// A copy of `tensor` on `device`.
     pub fn from_host(device: &CudaDevice, tensor: &Tensor<T>) -> Result<Self, CudaError> {
+        Self::upload(device, tensor)
+    }
+}
+
+impl<T: Element> CudaTensor<T> {
+    /// A copy of `tensor` on `device`; `T` is a `DeviceElement` (a public constructor's bound,
+    /// or the element type of a statement over a device tensor).
+    pub(crate) fn upload(device: &CudaDevice, tensor: &Tensor<T>) -> Result<Self, CudaError> {
         let layout = RawLayout::new(tensor.shape().to_vec(), tensor.strides().to_vec(), 0);
         let storage = match device.gpu() {
             None => Storage::Host(tensor.as_slice().to_vec()),
@@ -271,7 +287,7 @@ impl CudaDevice {
             m: n,
             n: m,
             k,
-            alpha: T::from_f64(1.0),
+            alpha: T::ONE,
             beta: T::ZERO,
             a: matrix(n),
             b: matrix(k),

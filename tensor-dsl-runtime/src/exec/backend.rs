@@ -6,7 +6,7 @@
 //! Invariant: host engines only ever see host tensors' steps (the kind is a type), and a device
 //! runs only steps over its own memory (checked per step).
 
-use crate::element::Element;
+use crate::element::{Element, Kind};
 use crate::operand::access::Witness;
 use crate::operand::array::LetResult;
 use crate::tensor::{Tensor, TensorView, TensorViewMut};
@@ -58,10 +58,10 @@ impl<'t> StepModule<'t> {
 
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn text<T: Element>(&self) -> &'t str {
-        if std::mem::size_of::<T>() == 4 {
-            self.f32
-        } else {
-            self.f64
+        match T::KIND {
+            Kind::F32 => self.f32,
+            Kind::F64 => self.f64,
+            kind => unreachable!("a device tensor of {kind:?} elements (see `DeviceElement`)"),
         }
     }
 }

@@ -300,9 +300,9 @@ const WAVE: usize = 8;
 /// addition rounded away, so the error stays that of one addition however many are made.
 fn add_compensated<T: Element>(group: &[T], sum: &mut [T], lost: &mut [T]) {
     for ((sum, lost), &value) in sum.iter_mut().zip(lost.iter_mut()).zip(group) {
-        let corrected = value - *lost;
-        let next = *sum + corrected;
-        *lost = (next - *sum) - corrected;
+        let corrected = value.minus(*lost);
+        let next = sum.plus(corrected);
+        *lost = next.minus(*sum).minus(corrected);
         *sum = next;
     }
 }
@@ -355,11 +355,11 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
         if sums.saturating_mul(k) <= GROUP {
             let first = match self.mode {
                 Mode::Assign => T::ZERO,
-                Mode::Add => T::from_f64(1.0),
+                Mode::Add => T::ONE,
                 Mode::Scale(beta) => beta,
             };
             for (number, (at, depth)) in pieces().enumerate() {
-                let beta = if number == 0 { first } else { T::from_f64(1.0) };
+                let beta = if number == 0 { first } else { T::ONE };
                 // SAFETY: `at` comes from the walk above; C is this call's part of the target.
                 unsafe { self.gemm_into(at, depth, m, n, c, at[2], beta, parallel) };
             }
@@ -402,11 +402,7 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 let run = |(group, slot): (&Vec<([isize; 3], usize)>, &mut [T])| {
                     for (number, &(mut at, depth)) in group.iter().enumerate() {
                         at[0] += start * plan.m.strides[0];
-                        let beta = if number > 0 {
-                            T::from_f64(1.0)
-                        } else {
-                            T::ZERO
-                        };
+                        let beta = if number > 0 { T::ONE } else { T::ZERO };
                         let tile = (slot.as_mut_ptr(), n as isize, 1);
                         // SAFETY: `at` comes from the walk above, moved to the band's first
                         // row (inside the m loop); the tile is this group's own row-major
@@ -434,7 +430,7 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                     // SAFETY: as for the calls: the step proved every offset of the target over
                     // the loop nest inside its buffer, and no other call writes this element
                     // (an injective target).
-                    unsafe { combine(self.mode, T::from_f64(1.0), self.c.offset(at), sum - lost) };
+                    unsafe { combine(self.mode, T::ONE, self.c.offset(at), sum.minus(lost)) };
                 }
             }
         }

@@ -118,7 +118,7 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
                 let local = Nest {
                     target: &mut partial,
                     mode: Mode::Assign,
-                    alpha: T::from_f64(1.0),
+                    alpha: T::ONE,
                     ..*nest_ref
                 };
                 at.target = 0;
@@ -282,7 +282,7 @@ fn pairwise<T: Element>(mut lanes: [T; LANES]) -> T {
     while width > 1 {
         width /= 2;
         for lane in 0..width {
-            lanes[lane] += lanes[lane + width];
+            lanes[lane] = lanes[lane].plus(lanes[lane + width]);
         }
     }
     lanes[0]
@@ -309,7 +309,7 @@ impl<T: Element> Cascade<T> {
         let mut carry = value;
         let mut level = 0;
         while self.count >> level & 1 == 1 {
-            carry += self.levels[level];
+            carry = carry.plus(self.levels[level]);
             level += 1;
         }
         self.levels[level] = carry;
@@ -320,7 +320,7 @@ impl<T: Element> Cascade<T> {
         let levels = 64 - self.count.leading_zeros() as usize;
         (0..levels)
             .filter(|&level| self.count >> level & 1 == 1)
-            .fold(T::ZERO, |total, level| total + self.levels[level])
+            .fold(T::ZERO, |total, level| total.plus(self.levels[level]))
     }
 }
 
@@ -439,7 +439,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                     let source = self.chunk(start, strides, &broadcast, k);
                     for (lane, partial) in lanes.iter_mut().enumerate() {
                         let values = std::array::from_fn(|o| unsafe { source[o].add(lane).read() });
-                        *partial += (self.body)(values);
+                        *partial = partial.plus((self.body)(values));
                     }
                     k += LANES;
                 }
@@ -447,7 +447,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             }
         }
         while k < range.end {
-            sum += (self.body)(load(k));
+            sum = sum.plus((self.body)(load(k)));
             k += 1;
         }
         sum
@@ -570,13 +570,13 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
 /// `slot` must be valid for reads and writes.
 #[inline(always)]
 pub(super) unsafe fn combine<T: Element>(mode: Mode<T>, alpha: T, slot: *mut T, value: T) {
-    let value = alpha * value;
+    let value = alpha.times(value);
     // SAFETY: forwarded from the caller.
     unsafe {
         match mode {
             Mode::Assign => slot.write(value),
-            Mode::Add => slot.write(slot.read() + value),
-            Mode::Scale(beta) => slot.write(beta * slot.read() + value),
+            Mode::Add => slot.write(slot.read().plus(value)),
+            Mode::Scale(beta) => slot.write(beta.times(slot.read()).plus(value)),
         }
     }
 }

@@ -88,7 +88,7 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
 pub(crate) fn product<T: Element, const N: usize>(values: [T; N]) -> T {
     values
         .into_iter()
-        .fold(T::from_f64(1.0), |product, value| product * value)
+        .fold(T::ONE, |product, value| product.times(value))
 }
 
 /// Whether a product step runs as pairwise contractions: three or more factors, something to

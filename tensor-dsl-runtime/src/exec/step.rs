@@ -440,7 +440,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
             "tensor-dsl bug: a derived step's temporaries in another memory than its operands"
         );
         let (output, mode, alpha, written) = match output {
-            Some(temporary) => (temporary, Mode::Assign, T::from_f64(1.0), memory),
+            Some(temporary) => (temporary, Mode::Assign, T::ONE, memory),
             None => (self.target.alias(), self.mode, self.alpha, self.memory[0]),
         };
         Step::renumbered(
@@ -570,7 +570,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
         // An empty sum is exactly zero, whatever scale was folded out of it: `Σ x / s` over no
         // points is 0 even for s = 0, where α = 1/s is infinite and α·0 would be NaN.
         let alpha = if extents[n_out..].contains(&0) {
-            T::from_f64(1.0)
+            T::ONE
         } else {
             alpha
         };

@@ -57,4 +57,4 @@ macro_rules! vec_operands {
     )*};
 }
 
-vec_operands!(f32 f64);
+vec_operands!(f32 f64 i32 i64);

@@ -161,9 +161,9 @@ impl<T: Element, E: ExtentsType> StaticTarget<'_, T, E> {
             let slot = self.data.add(offset);
             let combined = match mode {
                 Mode::Assign => value,
-                Mode::Add => slot.read() + value,
+                Mode::Add => slot.read().plus(value),
                 Mode::Scale(beta) if beta == T::ZERO => value,
-                Mode::Scale(beta) => beta * slot.read() + value,
+                Mode::Scale(beta) => beta.times(slot.read()).plus(value),
             };
             slot.write(combined);
         }

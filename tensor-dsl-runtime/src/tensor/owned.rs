@@ -88,7 +88,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn ones(shape: impl IntoShape) -> Self {
-        Self::full(shape, T::from_f64(1.0))
+        Self::full(shape, T::ONE)
     }
 
     /// The `n × n` identity matrix.
@@ -105,7 +105,7 @@ impl<T: Element> Tensor<T> {
     #[track_caller]
     pub fn eye(n: usize) -> Self {
         let mut eye = Self::zeros([n, n]);
-        let one = T::from_f64(1.0);
+        let one = T::ONE;
         for k in 0..n {
             eye[[k, k]] = one;
         }

@@ -2,5 +2,5 @@ use tensor_dsl::{tensor, Tensor};
 
 fn main() {
     let a = Tensor::<f64>::zeros([3]);
-    tensor! { let v[i] = a[i] + 1i32; }
+    tensor! { let v[i] = a[i] + 1u8; }
 }
