@@ -51,12 +51,12 @@ mod common;
 
 use common::{assert_close, data};
 use proptest::prelude::*;
-use tensor_dsl::{__tensor_unoptimized, tensor, Element, Tensor};
+use tensor_dsl::{__tensor_unoptimized, tensor, Real, Tensor};
 
 /// Everything a block produces: its `let` tensors and targets, then its scalars.
 type Results<T> = (Vec<Tensor<T>>, Vec<T>);
 
-fn agree<T: Element>(got: &Results<T>, expected: &Results<T>, rtol: f64) {
+fn agree<T: Real>(got: &Results<T>, expected: &Results<T>, rtol: f64) {
     assert_eq!(got.0.len(), expected.0.len(), "tensor count");
     assert_eq!(got.1.len(), expected.1.len(), "scalar count");
     for (got, expected) in got.0.iter().zip(&expected.0) {
