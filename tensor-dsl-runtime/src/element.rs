@@ -386,8 +386,9 @@ macro_rules! impl_integer {
                         // reads by this function's contract.
                         let slot = unsafe { c.offset(i * rsc + j * csc) };
                         // With β = 0, C is not read (it may hold anything).
+                        // SAFETY (both blocks): `slot` is C's element (i, j), valid for reads
+                        // and writes by this function's contract.
                         let start = if beta == 0 { 0 } else { beta.times(unsafe { *slot }) };
-                        // SAFETY: as above.
                         unsafe { *slot = start };
                     }
                     for l in 0..k as isize {
