@@ -18,6 +18,7 @@ OUTPUT = ROOT / "docs" / "compile-errors.md"
 SECTIONS = [
     ("syntax", "Syntax"),
     ("integers", "Integer elements"),
+    ("complex", "Complex elements"),
     ("names", "Names, scalars and element types"),
     ("indices", "Indices and positions"),
     ("functions", "Functions"),

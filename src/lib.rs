@@ -34,8 +34,8 @@ pub use tensor_dsl_macros::try_tensor;
 #[doc(hidden)]
 pub use tensor_dsl_macros::__tensor_unoptimized;
 pub use tensor_dsl_runtime::{
-    checks, iter, Element, Fractional, IntoShape, Real, ShapeError, ShapeErrorKind, Tensor,
-    TensorView, TensorViewMut,
+    c32, c64, checks, iter, Element, Fractional, IntoShape, Real, ShapeError, ShapeErrorKind,
+    Tensor, TensorView, TensorViewMut,
 };
 
 /// Extents as types, which `tensor!` checks at compile time: nested arrays such as

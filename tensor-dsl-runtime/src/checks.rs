@@ -83,7 +83,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "this tensor's elements are `{Self}`, but the statement's elements are `{T}`",
     label = "expected elements of `{T}`, found `{Self}`",
-    note = "one statement computes in one element type: convert the tensor first, such as with `.mapv(|x| x as {T})`"
+    note = "one statement computes in one element type: convert the tensor first, such as with `.mapv(|x| x as f64)` between real types or `.mapv(c64::from)` from real to complex"
 )]
 pub trait ElementsOf<T>: Sized {
     /// The access, unchanged: `Self` is `T`.
@@ -128,28 +128,32 @@ pub fn needs_fractions<T: HoldsFractions>(_element: &T) {}
 #[inline(always)]
 pub fn needs_wide<T: HoldsWide>(_element: &T) {}
 
-/// Element types that hold fractions: floats.
+/// Element types that hold fractions: floats and complex numbers.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` elements hold whole numbers only, and this literal is not one",
     label = "not a whole number",
-    note = "write a whole number, or compute in `f32` or `f64`"
+    note = "write a whole number, or compute in `f32`, `f64`, `c32` or `c64`"
 )]
 pub trait HoldsFractions: Element {}
 
 impl HoldsFractions for f32 {}
 impl HoldsFractions for f64 {}
+impl HoldsFractions for crate::c32 {}
+impl HoldsFractions for crate::c64 {}
 
-/// Element types that hold whole numbers past `i32`'s range: floats and `i64`.
+/// Element types that hold whole numbers past `i32`'s range: floats, complex numbers and `i64`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` elements cannot hold this literal: it is past `i32`'s range",
     label = "past `i32`'s range",
-    note = "write a smaller number, or compute in `i64`, `f32` or `f64`"
+    note = "write a smaller number, or compute in `i64`, `f32`, `f64`, `c32` or `c64`"
 )]
 pub trait HoldsWide: Element {}
 
 impl HoldsWide for f32 {}
 impl HoldsWide for f64 {}
 impl HoldsWide for i64 {}
+impl HoldsWide for crate::c32 {}
+impl HoldsWide for crate::c64 {}
 
 /// Compiles only if the statement's elements are ordered (see [`Real`]): a `max` or `min`
 /// over complex numbers is reported on its token. Does nothing.

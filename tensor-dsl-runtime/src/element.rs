@@ -8,13 +8,65 @@
 use std::fmt::{Debug, Display};
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
-mod sealed {
-    /// With feature `cuda`, also what device memory needs of an element type.
+pub(crate) mod sealed {
+    /// With feature `cuda`, also how device memory holds an element type.
     #[cfg(feature = "cuda")]
-    pub trait Sealed: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits {}
+    pub trait Sealed: Sized {
+        /// The type a device buffer of `Self` is made of, with `Self`'s size, alignment and
+        /// bit validity (a `Self` itself where cudarc knows it; a wrapper of the runtime's own
+        /// for complex numbers, whose type is another crate's).
+        type Device: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy;
+
+        /// `values` as device-repr elements.
+        fn as_device(values: &[Self]) -> &[Self::Device] {
+            // SAFETY: `Device` has `Self`'s size, alignment and bit validity (the trait's
+            // contract, which only this crate's impls fulfil: it is sealed), so the slice
+            // reads the same bytes as the same number of valid `Device` values.
+            unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
+        }
+
+        /// Device-repr elements as `Self`s.
+        fn from_device(values: Vec<Self::Device>) -> Vec<Self> {
+            let mut values = std::mem::ManuallyDrop::new(values);
+            // SAFETY: as in `as_device`, the other way; the allocation is handed over with its
+            // length and capacity, counted in elements of the same size and alignment.
+            unsafe {
+                Vec::from_raw_parts(values.as_mut_ptr().cast(), values.len(), values.capacity())
+            }
+        }
+    }
     #[cfg(not(feature = "cuda"))]
     pub trait Sealed {}
 }
+
+/// What a device buffer of `T` is made of (`T` itself but for complex numbers).
+#[cfg(feature = "cuda")]
+pub(crate) type DeviceOf<T> = <T as sealed::Sealed>::Device;
+
+/// Complex numbers with `f32` parts (`num_complex::Complex<f32>`), an element type.
+#[allow(non_camel_case_types)]
+pub type c32 = num_complex::Complex<f32>;
+/// Complex numbers with `f64` parts (`num_complex::Complex<f64>`), an element type.
+#[allow(non_camel_case_types)]
+pub type c64 = num_complex::Complex<f64>;
+
+/// A complex number as device memory holds it: the two parts, as `num_complex` lays them out.
+#[cfg(feature = "cuda")]
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct DeviceComplex<F>(num_complex::Complex<F>);
+
+// SAFETY: `Complex<F>` is `#[repr(C)]` of two `F`s, plain bits with no pointers, for the
+// floats it is instantiated with below; any bits are a valid pair of floats, zero being 0 + 0i.
+#[cfg(feature = "cuda")]
+unsafe impl cudarc::driver::DeviceRepr for DeviceComplex<f32> {}
+#[cfg(feature = "cuda")]
+unsafe impl cudarc::driver::DeviceRepr for DeviceComplex<f64> {}
+#[cfg(feature = "cuda")]
+unsafe impl cudarc::driver::ValidAsZeroBits for DeviceComplex<f32> {}
+#[cfg(feature = "cuda")]
+unsafe impl cudarc::driver::ValidAsZeroBits for DeviceComplex<f64> {}
 
 /// Which element type a generic `T` is, for code that must choose per type at run time (a
 /// CUDA module's text, a cuBLAS routine).
@@ -25,9 +77,11 @@ pub enum Kind {
     F64,
     I32,
     I64,
+    C32,
+    C64,
 }
 
-/// A scalar type tensors can hold: `f32`, `f64`, `i32` or `i64`.
+/// A scalar type tensors can hold: `f32`, `f64`, `i32`, `i64`, [`c32`] or [`c64`].
 ///
 /// The language's `+`, `-`, `*` and unary `-` are [`plus`](Self::plus),
 /// [`minus`](Self::minus), [`times`](Self::times) and [`negated`](Self::negated): the
@@ -67,21 +121,24 @@ pub trait Element:
     fn times(self, other: Self) -> Self;
     /// `-x` in the language (wrapping for integers: `-i32::MIN` is `i32::MIN`).
     fn negated(self) -> Self;
-    /// `abs(x)`: the absolute value (wrapping for integers: `abs(i32::MIN)` is `i32::MIN`).
+    /// `abs(x)`: the absolute value (wrapping for integers: `abs(i32::MIN)` is `i32::MIN`);
+    /// for a complex number its modulus, as a complex number with imaginary part 0.
     fn abs(self) -> Self;
     /// `conj(x)`: the complex conjugate; a real number is its own.
     fn conj(self) -> Self;
-    /// `re(x)`: the real part; a real number is its own.
+    /// `re(x)`: the real part (as `Self`: a complex number's imaginary part 0); a real number
+    /// is its own.
     fn re(self) -> Self;
-    /// `im(x)`: the imaginary part; zero for a real number.
+    /// `im(x)`: the imaginary part (as `Self`, imaginary part 0); zero for a real number.
     fn im(self) -> Self;
     /// The value's bits (zero-extended for `f32`), as a CUDA kernel's argument block holds it:
     /// a copy of the bits, so a `powi` exponent's pattern (a NaN or a subnormal as a float)
-    /// arrives as it was made.
+    /// arrives as it was made. Only device element types (`f32`, `f64`) are asked.
     #[doc(hidden)]
     fn to_bits_u64(self) -> u64;
-    /// `C ← α A B + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n` matrix C
-    /// given by row and column strides in elements, on one thread or, if `parallel`, on the
+    /// `C ← α op(A) op(B) + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n`
+    /// matrix C given by row and column strides in elements, `op` conjugating the operands
+    /// `conj` names (a real number is its own conjugate), on one thread or, if `parallel`, on the
     /// current pool's threads (which share out C's blocks, so the bits are the same). With
     /// β = 0, C is not read. The `gemm` crate's kernels, chosen at run time for the CPU
     /// (AVX-512, AVX2 with FMA, or portable code).
@@ -100,6 +157,7 @@ pub trait Element:
         b: (*const Self, isize, isize),
         beta: Self,
         c: (*mut Self, isize, isize),
+        conj: [bool; 2],
         parallel: bool,
     );
 }
@@ -108,7 +166,7 @@ pub trait Element:
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an ordered element type (`f32`, `f64`, `i32`, `i64`)",
     label = "needs ordered elements",
-    note = "`max` and `min` compare values, so they take ordered elements only"
+    note = "`max` and `min` compare values, so they take ordered elements only: complex numbers have no order (compare `abs(x)` or `re(x)` in a real statement instead)"
 )]
 pub trait Real: Element + PartialOrd {
     /// `max(x, y)`: the larger value; for floats a NaN loses to a number, as `f64::max`.
@@ -119,10 +177,11 @@ pub trait Real: Element + PartialOrd {
     fn to_f64(self) -> f64;
 }
 
-/// Element types with division and the transcendental functions: floats.
+/// Element types with division and the transcendental functions: floats and complex numbers
+/// (with their complex meaning: principal branches, as `num_complex`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` elements have no `/` and no `exp`, `ln`, `sqrt`, `sin`, `cos`, `tan`, `tanh`, `sigmoid`, `pow` or `powi`",
-    label = "needs `f32` or `f64` elements",
+    label = "needs `f32`, `f64`, `c32` or `c64` elements",
     note = "integer statements have `+`, `-`, `*`, `abs`, `max`, `min` and sums; convert the tensor first (`.mapv(|x| x as f64)`) to divide"
 )]
 pub trait Fractional: Element + Div<Output = Self> {
@@ -156,9 +215,62 @@ pub trait Fractional: Element + Div<Output = Self> {
     fn from_exponent_bits(exponent: i32) -> Self;
 }
 
+/// [`Element::gemm`] through the `gemm` crate, which takes `f32`, `f64`, `c32` and `c64`
+/// (conjugation flags are no-ops on real numbers).
+///
+/// # Safety
+/// As [`Element::gemm`]'s.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_crate<T: Element>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    (a, rsa, csa): (*const T, isize, isize),
+    (b, rsb, csb): (*const T, isize, isize),
+    beta: T,
+    (c, rsc, csc): (*mut T, isize, isize),
+    [conj_a, conj_b]: [bool; 2],
+    parallel: bool,
+) {
+    // SAFETY: forwarded from this function's contract. The `gemm` crate computes
+    // `dst ← α′ dst + β′ op(lhs) op(rhs)` (reading dst only when asked), taking column strides
+    // before row strides: α′ is our β, β′ our α.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c,
+            csc,
+            rsc,
+            beta != T::ZERO,
+            a,
+            csa,
+            rsa,
+            b,
+            csb,
+            rsb,
+            beta,
+            alpha,
+            false,
+            conj_a,
+            conj_b,
+            if parallel {
+                gemm::Parallelism::Rayon(rayon::current_num_threads())
+            } else {
+                gemm::Parallelism::None
+            },
+        )
+    }
+}
+
 macro_rules! impl_float {
     ($($t:ident $kind:ident)*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            #[cfg(feature = "cuda")]
+            type Device = $t;
+        }
 
         impl Element for $t {
             const ZERO: Self = 0.0;
@@ -213,38 +325,11 @@ macro_rules! impl_float {
                 (b, rsb, csb): (*const Self, isize, isize),
                 beta: Self,
                 (c, rsc, csc): (*mut Self, isize, isize),
+                conj: [bool; 2],
                 parallel: bool,
             ) {
-                // SAFETY: forwarded from this function's contract. The `gemm` crate computes
-                // `dst ← α′ dst + β′ lhs rhs` (reading dst only when asked), taking column
-                // strides before row strides: α′ is our β, β′ our α.
-                unsafe {
-                    gemm::gemm(
-                        m,
-                        n,
-                        k,
-                        c,
-                        csc,
-                        rsc,
-                        beta != 0.0,
-                        a,
-                        csa,
-                        rsa,
-                        b,
-                        csb,
-                        rsb,
-                        beta,
-                        alpha,
-                        false,
-                        false,
-                        false,
-                        if parallel {
-                            gemm::Parallelism::Rayon(rayon::current_num_threads())
-                        } else {
-                            gemm::Parallelism::None
-                        },
-                    )
-                }
+                // SAFETY: forwarded from this function's contract.
+                unsafe { gemm_crate(m, k, n, alpha, (a, rsa, csa), (b, rsb, csb), beta, (c, rsc, csc), conj, parallel) }
             }
         }
 
@@ -321,7 +406,10 @@ impl_float!(f32 F32 f64 F64);
 
 macro_rules! impl_integer {
     ($($t:ident $kind:ident)*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            #[cfg(feature = "cuda")]
+            type Device = $t;
+        }
 
         impl Element for $t {
             const ZERO: Self = 0;
@@ -376,6 +464,7 @@ macro_rules! impl_integer {
                 (b, rsb, csb): (*const Self, isize, isize),
                 beta: Self,
                 (c, rsc, csc): (*mut Self, isize, isize),
+                _conj: [bool; 2],
                 _parallel: bool,
             ) {
                 // Exact, so any order gives the same result: rows of C outermost, then the
@@ -425,3 +514,125 @@ macro_rules! impl_integer {
 }
 
 impl_integer!(i32 I32 i64 I64);
+
+macro_rules! impl_complex {
+    ($($t:ident $part:ident $kind:ident)*) => {$(
+        impl sealed::Sealed for $t {
+            #[cfg(feature = "cuda")]
+            type Device = DeviceComplex<$part>;
+        }
+
+        impl Element for $t {
+            const ZERO: Self = $t::new(0.0, 0.0);
+            const ONE: Self = $t::new(1.0, 0.0);
+            const KIND: Kind = Kind::$kind;
+            #[inline(always)]
+            fn from_f64(value: f64) -> Self {
+                $t::new(value as $part, 0.0)
+            }
+            #[inline(always)]
+            fn plus(self, other: Self) -> Self {
+                self + other
+            }
+            #[inline(always)]
+            fn minus(self, other: Self) -> Self {
+                self - other
+            }
+            #[inline(always)]
+            fn times(self, other: Self) -> Self {
+                self * other
+            }
+            #[inline(always)]
+            fn negated(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                // `hypot`: no overflow or underflow in the squares.
+                $t::new(self.norm(), 0.0)
+            }
+            #[inline(always)]
+            fn conj(self) -> Self {
+                $t::conj(&self)
+            }
+            #[inline(always)]
+            fn re(self) -> Self {
+                $t::new(self.re, 0.0)
+            }
+            #[inline(always)]
+            fn im(self) -> Self {
+                $t::new(self.im, 0.0)
+            }
+            fn to_bits_u64(self) -> u64 {
+                unreachable!("no device holds complex elements (`DeviceElement` is `f32` and `f64`)")
+            }
+            unsafe fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                alpha: Self,
+                a: (*const Self, isize, isize),
+                b: (*const Self, isize, isize),
+                beta: Self,
+                c: (*mut Self, isize, isize),
+                conj: [bool; 2],
+                parallel: bool,
+            ) {
+                // SAFETY: forwarded from this function's contract.
+                unsafe { gemm_crate(m, k, n, alpha, a, b, beta, c, conj, parallel) }
+            }
+        }
+
+        impl Fractional for $t {
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $t::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $t::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                $t::tan(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $t::tanh(self)
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                Self::ONE / (Self::ONE + (-self).exp())
+            }
+            #[inline(always)]
+            fn pow(self, exponent: Self) -> Self {
+                $t::powc(self, exponent)
+            }
+            #[inline(always)]
+            fn powi(self, exponent: i32) -> Self {
+                $t::powi(&self, exponent)
+            }
+            #[inline(always)]
+            fn over(self, other: Self) -> Self {
+                self / other
+            }
+            fn from_exponent_bits(_exponent: i32) -> Self {
+                unreachable!("no device holds complex elements (`DeviceElement` is `f32` and `f64`)")
+            }
+        }
+    )*};
+}
+
+impl_complex!(c32 f32 C32 c64 f64 C64);

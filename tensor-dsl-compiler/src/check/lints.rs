@@ -112,7 +112,7 @@ fn find_target_in_extremum(
             find_target_in_extremum(left, target, inside, found);
             find_target_in_extremum(right, target, inside, found);
         }
-        Expr::Call(function, args) => {
+        Expr::Call(function, args, _) => {
             let inside = match function {
                 Function::Max | Function::Min => Some(*function),
                 _ => inside,

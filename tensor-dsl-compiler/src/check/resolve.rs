@@ -388,7 +388,7 @@ impl Resolver<'_> {
                     ),
                 );
                 scope.failed = true;
-                return ir::Expr::Call(Exp, Vec::new());
+                return ir::Expr::Call(Exp, Vec::new(), function.span());
             }
         };
         if args.len() != arity {
@@ -402,7 +402,7 @@ impl Resolver<'_> {
                 format!("`{name}` takes {arity} argument{plural} but {given} given"),
             );
             scope.failed = true;
-            return ir::Expr::Call(resolved, Vec::new());
+            return ir::Expr::Call(resolved, Vec::new(), function.span());
         }
         if let Powi(_) = resolved {
             let exponent = match integer_literal(&args[1]) {
@@ -414,7 +414,7 @@ impl Resolver<'_> {
                          for larger powers write `exp(y * ln(x))`",
                     );
                     scope.failed = true;
-                    return ir::Expr::Call(resolved, Vec::new());
+                    return ir::Expr::Call(resolved, Vec::new(), function.span());
                 }
                 None => match rust_exponent(&args[1]) {
                     Some((tokens, span, name)) => {
@@ -432,7 +432,7 @@ impl Resolver<'_> {
                              `powi(x[i], {n + 1})`; for a real exponent write `pow(x[i], 2.5)`",
                         );
                         scope.failed = true;
-                        return ir::Expr::Call(resolved, Vec::new());
+                        return ir::Expr::Call(resolved, Vec::new(), function.span());
                     }
                 },
             };
@@ -440,13 +440,13 @@ impl Resolver<'_> {
                 .needs
                 .push((ir::Capability::Division, function.span()));
             let base = self.expr(&args[0], scope);
-            return ir::Expr::Call(Powi(exponent), vec![base]);
+            return ir::Expr::Call(Powi(exponent), vec![base], function.span());
         }
         if resolved.capability() != ir::Capability::Any {
             scope.needs.push((resolved.capability(), function.span()));
         }
         let args = args.iter().map(|arg| self.expr(arg, scope)).collect();
-        ir::Expr::Call(resolved, args)
+        ir::Expr::Call(resolved, args, function.span())
     }
 
     fn literal(&mut self, literal: &syn::Lit, scope: &mut StatementScope) -> ir::Literal {

@@ -147,7 +147,7 @@ fn expr_span(expr: &Expr, statement: &Statement) -> Span {
             .map_or(statement.span, |scalar| scalar.span),
         Expr::Neg(operand) => expr_span(operand, statement),
         Expr::Binary(_, left, _) => expr_span(left, statement),
-        Expr::Call(_, args) => args
+        Expr::Call(_, args, _) => args
             .first()
             .map_or(statement.span, |arg| expr_span(arg, statement)),
     }

@@ -737,7 +737,10 @@ impl StatementEmitter<'_> {
                         #p::contract_network(#proven, &__PLANS)
                     }
                 },
-                Kernel::Gemm(_) => hygienic!(#p::contract(#proven)),
+                Kernel::Gemm(_) => {
+                    let conj = conjugated(step);
+                    hygienic!(#p::contract(#proven, #conj))
+                }
             }
         };
         hygienic! {
@@ -939,9 +942,10 @@ impl StatementEmitter<'_> {
                     #p::Backend::contract_network(&__backend, #proven, &__PLANS, #module, #scalar_values)
                 }
             },
-            Kernel::Gemm(_) => hygienic! {
-                #p::Backend::contract(&__backend, #proven, #module, #scalar_values)
-            },
+            Kernel::Gemm(_) => {
+                let conj = conjugated(step);
+                hygienic!(#p::Backend::contract(&__backend, #proven, #conj, #module, #scalar_values))
+            }
         }
     }
 
@@ -1007,27 +1011,45 @@ impl StatementEmitter<'_> {
                     BinaryOp::Div => hygienic!(#p::Fractional::over(#left, #right)),
                 }
             }
-            Expr::Call(function, args) => {
-                let args: Vec<TokenStream> =
-                    args.iter().map(|arg| self.expr(arg, access)).collect();
-                let name = Ident::new(function.name(), Span::mixed_site());
+            Expr::Call(function, args, span) => {
+                // On the function's token, so a type error about the element type (`max`
+                // over complex numbers) lands there, as the statement's own check does:
+                // the path, and each argument parenthesized there (rustc points at the
+                // argument whose type misses the trait).
+                let located = span.resolved_at(Span::mixed_site());
+                let args: Vec<TokenStream> = args
+                    .iter()
+                    .map(|arg| {
+                        let arg = self.expr(arg, access);
+                        quote_spanned!(located=> { #arg })
+                    })
+                    .collect();
+                // The whole path on that token: a call's span starts at its path's first token.
+                let p: TokenStream = p
+                    .into_iter()
+                    .map(|mut token| {
+                        token.set_span(located);
+                        token
+                    })
+                    .collect();
+                let name = Ident::new(function.name(), located);
                 let capability = match function.capability() {
-                    Capability::Any => hygienic!(Element),
-                    Capability::Order => hygienic!(Real),
-                    Capability::Division => hygienic!(Fractional),
+                    Capability::Any => quote_spanned!(located=> Element),
+                    Capability::Order => quote_spanned!(located=> Real),
+                    Capability::Division => quote_spanned!(located=> Fractional),
                     Capability::Fraction | Capability::Wide => {
                         unreachable!("functions ask for operations, not literals")
                     }
                 };
                 match function {
                     Function::Powi(Exponent::Literal(exponent)) => {
-                        hygienic!(#p::#capability::powi(#(#args),*, #exponent))
+                        quote_spanned!(located=> #p::#capability::powi(#(#args),*, #exponent))
                     }
                     Function::Powi(Exponent::Computed(k)) => {
                         let exponent = hidden_numbered("__exponent", *k);
-                        hygienic!(#p::#capability::powi(#(#args),*, #exponent))
+                        quote_spanned!(located=> #p::#capability::powi(#(#args),*, #exponent))
                     }
-                    _ => hygienic!(#p::#capability::#name(#(#args),*)),
+                    _ => quote_spanned!(located=> #p::#capability::#name(#(#args),*)),
                 }
             }
         }
@@ -1055,4 +1077,11 @@ fn first_access(expr: &Expr) -> Option<TensorId> {
         first.get_or_insert(access.tensor);
     });
     first
+}
+
+/// Which factors of a GEMM step the kernel conjugates, as the runtime's `[bool; 2]`: a `conj`
+/// around a factor costs nothing there.
+fn conjugated(step: &Step) -> TokenStream {
+    let [(_, a), (_, b)] = crate::lower::gemm_factors(step).expect("a GEMM step's two factors");
+    quote::quote!([#a, #b])
 }

@@ -233,7 +233,7 @@ impl Writer<'_> {
                 };
                 format!("({left} {op} {right})")
             }
-            Expr::Call(function, args) => {
+            Expr::Call(function, args, _) => {
                 let args: Vec<String> = args.iter().map(|arg| self.expr(arg)).collect();
                 let name = self.real.function(*function);
                 match function {

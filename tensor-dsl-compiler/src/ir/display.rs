@@ -49,7 +49,7 @@ impl fmt::Display for Expr {
                     BinaryOp::Mul | BinaryOp::Div => write!(f, "{left}{symbol}{right}"),
                 }
             }
-            Expr::Call(function, args) => {
+            Expr::Call(function, args, _) => {
                 write!(f, "{}(", function.name())?;
                 for (k, arg) in args.iter().enumerate() {
                     if k > 0 {

@@ -196,7 +196,9 @@ pub enum Expr {
     Scalar(usize),
     Neg(Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
-    Call(Function, Vec<Expr>),
+    /// A function, its arguments, and the function name's token (where a type error about
+    /// the element type lands).
+    Call(Function, Vec<Expr>, Span),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -493,7 +495,7 @@ impl Expr {
                 left.visit_accesses(f);
                 right.visit_accesses(f);
             }
-            Expr::Call(_, args) => args.iter().for_each(|arg| arg.visit_accesses(f)),
+            Expr::Call(_, args, _) => args.iter().for_each(|arg| arg.visit_accesses(f)),
         }
     }
 

@@ -176,7 +176,7 @@ fn operations(expr: &Expr) -> u128 {
         Expr::Access(_) | Expr::Literal(_) | Expr::Scalar(_) => 0,
         Expr::Neg(operand) => operations(operand),
         Expr::Binary(_, left, right) => 1 + operations(left) + operations(right),
-        Expr::Call(_, args) => 1 + args.iter().map(operations).sum::<u128>(),
+        Expr::Call(_, args, _) => 1 + args.iter().map(operations).sum::<u128>(),
     }
 }
 

@@ -13,7 +13,7 @@ mod cost;
 pub use cost::{cost, Cost, NetworkCost, NetworkPlanner, PairCost};
 
 use crate::ir::display::write_sum;
-use crate::ir::{AssignOp, BinaryOp, Expr, IndexVar, Program, Scale, Term, Update};
+use crate::ir::{AssignOp, BinaryOp, Expr, Function, IndexVar, Program, Scale, Term, Update};
 
 /// The program with one plan per statement, in order.
 pub struct Plan {
@@ -198,18 +198,34 @@ impl StatementPlan {
     }
 }
 
-/// The roles of a step's loops when it is a GEMM: one summing term that is the product of two
-/// tensors, every loop index in exactly one role, and a matrix on at least one side.
-fn gemm_roles(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Role>> {
+/// The two factors of a step whose one term is a product of two tensors, each perhaps
+/// conjugated (`conj(a[k, i]) * b[k, j]`): the access and whether the GEMM conjugates it.
+pub fn gemm_factors(step: &Step) -> Option<[(&crate::ir::Access, bool); 2]> {
     let [term] = &step.terms[..] else {
         return None;
     };
     let Expr::Binary(BinaryOp::Mul, left, right) = &term.expr else {
         return None;
     };
-    let (Expr::Access(a), Expr::Access(b)) = (&**left, &**right) else {
-        return None;
-    };
+    Some([gemm_factor(left)?, gemm_factor(right)?])
+}
+
+fn gemm_factor(expr: &Expr) -> Option<(&crate::ir::Access, bool)> {
+    match expr {
+        Expr::Access(access) => Some((access, false)),
+        Expr::Call(Function::Conj, arguments, _) => match &arguments[..] {
+            [Expr::Access(access)] => Some((access, true)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The roles of a step's loops when it is a GEMM: one summing term that is the product of two
+/// tensors (each perhaps conjugated), every loop index in exactly one role, and a matrix on at
+/// least one side.
+fn gemm_roles(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Role>> {
+    let [(a, _), (b, _)] = gemm_factors(step)?;
     if step.reduction.is_empty() {
         return None;
     }

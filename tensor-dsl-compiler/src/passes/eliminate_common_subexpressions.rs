@@ -87,14 +87,14 @@ fn key_expr(expr: &Expr, role: &impl Fn(&IndexVar) -> KeySlot) -> Option<KeyExpr
                 .collect(),
         ),
         Expr::Literal(literal) => KeyExpr::Literal(literal.value.to_bits()),
-        Expr::Scalar(_) | Expr::Call(Function::Powi(Exponent::Computed(_)), _) => return None,
+        Expr::Scalar(_) | Expr::Call(Function::Powi(Exponent::Computed(_)), ..) => return None,
         Expr::Neg(operand) => KeyExpr::Neg(Box::new(key_expr(operand, role)?)),
         Expr::Binary(op, left, right) => KeyExpr::Binary(
             *op,
             Box::new(key_expr(left, role)?),
             Box::new(key_expr(right, role)?),
         ),
-        Expr::Call(function, args) => KeyExpr::Call(
+        Expr::Call(function, args, _) => KeyExpr::Call(
             *function,
             args.iter()
                 .map(|arg| key_expr(arg, role))

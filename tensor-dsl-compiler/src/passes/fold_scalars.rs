@@ -128,9 +128,11 @@ fn fold_constants(expr: Expr) -> Expr {
             }
             Expr::Binary(op, Box::new(left), Box::new(right))
         }
-        Expr::Call(function, args) => {
-            Expr::Call(function, args.into_iter().map(fold_constants).collect())
-        }
+        Expr::Call(function, args, span) => Expr::Call(
+            function,
+            args.into_iter().map(fold_constants).collect(),
+            span,
+        ),
         leaf @ (Expr::Access(_) | Expr::Literal(_) | Expr::Scalar(_)) => leaf,
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cudarc::driver::DevicePtr;
 
-use crate::element::Element;
+use crate::element::{DeviceOf, Element};
 use crate::exec::backend::StepModule;
 use crate::exec::network::{self, Pairing, PlanCache};
 use crate::exec::step::Step;
@@ -204,7 +204,7 @@ impl CudaDevice {
             DeviceKind::Simulator(_) => host_buffers.insert(pairing.host_temporaries()).starts(),
             DeviceKind::Gpu(gpu) => {
                 for &(len, _) in &pairing.temporaries {
-                    gpu_buffers.push(gpu.stream.alloc_zeros::<T>(len.max(1))?);
+                    gpu_buffers.push(gpu.stream.alloc_zeros::<DeviceOf<T>>(len.max(1))?);
                 }
                 gpu_buffers
                     .iter()

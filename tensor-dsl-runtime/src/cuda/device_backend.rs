@@ -63,6 +63,8 @@ impl Backend for Device {
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
+        // Device elements are real (`DeviceElement`): each its own conjugate.
+        _conj: [bool; 2],
         module: &StepModule<'_>,
         scalars: &[T],
     ) {

@@ -15,7 +15,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::element::{Element, Kind};
+use crate::element::{DeviceOf, Element, Kind};
 use crate::exec::step::Step;
 use crate::operand::access::Memory;
 
@@ -141,17 +141,17 @@ impl Gpu {
             return Ok(());
         }
         // A host scalar target: copied to the device, written there, copied back.
-        let mut scalar_target: Option<CudaSlice<T>> = None;
+        let mut scalar_target: Option<CudaSlice<DeviceOf<T>>> = None;
         if host_scalar {
             // SAFETY: a host target of one element: `step` proved element `base` inside it.
             let value = unsafe { *step.target().data.offset(step.target().base) };
-            scalar_target = Some(self.stream.clone_htod(&[value])?);
+            scalar_target = Some(self.stream.clone_htod(T::as_device(&[value]))?);
         }
         let partials = match launch {
-            Launch::Scalar { grid } => Some(self.stream.alloc_zeros::<T>(grid as usize)?),
+            Launch::Scalar { grid } => Some(self.stream.alloc_zeros::<DeviceOf<T>>(grid as usize)?),
             _ => None,
         };
-        let pointer = |slice: &Option<CudaSlice<T>>| -> Option<u64> {
+        let pointer = |slice: &Option<CudaSlice<DeviceOf<T>>>| -> Option<u64> {
             slice.as_ref().map(|slice| slice.device_ptr(&self.stream).0)
         };
         let mut block = Box::new(ArgBlock([0; ARG_BYTES]));
@@ -195,7 +195,7 @@ impl Gpu {
             go(pass.entry, pass.grid, pass.block)?;
         }
         if let Some(scalar) = scalar_target {
-            let value = self.stream.clone_dtoh(&scalar)?;
+            let value = T::from_device(self.stream.clone_dtoh(&scalar)?);
             // SAFETY: as above: the host target's one proven element, which the step borrows
             // mutably.
             unsafe { *step.target().data.offset(step.target().base) = value[0] };

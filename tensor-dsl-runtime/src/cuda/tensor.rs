@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-use crate::element::Element;
+use crate::element::{DeviceOf, Element};
 use crate::operand::access::{Access, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned};
 use crate::tensor::layout::RawLayout;
 use crate::tensor::TensorView;
@@ -21,19 +21,19 @@ use super::error::CudaError;
 /// A tensor in a device's memory. `tensor!` runs statements whose tensors are all
 /// `CudaTensor`s on their device. Made row-major; [`permuted_axes`](Self::permuted_axes) and
 /// [`slice_axis`](Self::slice_axis) change the layout over the same elements.
-pub struct CudaTensor<T> {
+pub struct CudaTensor<T: Element> {
     device: CudaDevice,
     storage: Storage<T>,
     /// Inside the buffer: every element the layout reaches lies in it.
     layout: RawLayout,
 }
 
-enum Storage<T> {
+enum Storage<T: Element> {
     /// The simulator's memory: the host's.
     Host(Vec<T>),
     /// A GPU buffer.
     Gpu {
-        buffer: CudaSlice<T>,
+        buffer: CudaSlice<DeviceOf<T>>,
         /// The buffer's device address (fixed for its life).
         address: u64,
         stream: Arc<CudaStream>,
@@ -70,9 +70,9 @@ impl<T: Element> CudaTensor<T> {
             Some(gpu) => {
                 // One element at least: the driver allocates no empty buffers.
                 let buffer = if tensor.is_empty() {
-                    gpu.stream.alloc_zeros::<T>(1)?
+                    gpu.stream.alloc_zeros::<DeviceOf<T>>(1)?
                 } else {
-                    gpu.stream.clone_htod(tensor.as_slice())?
+                    gpu.stream.clone_htod(T::as_device(tensor.as_slice()))?
                 };
                 Storage::gpu(buffer, &gpu.stream)
             }
@@ -90,7 +90,7 @@ impl<T: Element> CudaTensor<T> {
         let buffer: &[T] = match &self.storage {
             Storage::Host(data) => data,
             Storage::Gpu { buffer, stream, .. } => {
-                copied = stream.clone_dtoh(buffer)?;
+                copied = T::from_device(stream.clone_dtoh(buffer)?);
                 &copied
             }
         };
@@ -162,7 +162,7 @@ impl<T: Element> CudaTensor<T> {
     }
 }
 
-impl<T> Drop for Storage<T> {
+impl<T: Element> Drop for Storage<T> {
     fn drop(&mut self) {
         if let Storage::Gpu { stream, .. } = self {
             // The buffer's free is queued on its stream with its device current, so it waits
@@ -172,8 +172,8 @@ impl<T> Drop for Storage<T> {
     }
 }
 
-impl<T> Storage<T> {
-    fn gpu(buffer: CudaSlice<T>, stream: &Arc<CudaStream>) -> Self {
+impl<T: Element> Storage<T> {
+    fn gpu(buffer: CudaSlice<DeviceOf<T>>, stream: &Arc<CudaStream>) -> Self {
         let address = buffer.device_ptr(stream).0;
         Storage::Gpu {
             buffer,

@@ -101,10 +101,11 @@ pub trait Backend {
         module: &StepModule<'_>,
         scalars: &[T],
     );
-    /// A two-tensor contraction step.
+    /// A two-tensor contraction step, conjugating the operands `conj` names.
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
+        conj: [bool; 2],
         module: &StepModule<'_>,
         scalars: &[T],
     );
@@ -156,10 +157,11 @@ impl Backend for Host {
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
+        conj: [bool; 2],
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        super::gemm::contract(step)
+        super::gemm::contract(step, conj)
     }
     #[inline(always)]
     fn contract_network<T: Element, const L: usize, const N: usize>(

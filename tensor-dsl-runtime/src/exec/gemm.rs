@@ -31,20 +31,27 @@ enum Role {
 // GEMM kernel's speed, and the fused loop nest wins (`cargo bench -p tensor-dsl-benches --bench workloads`).
 const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 
-/// `target (=|+=|← β·target +) α · Σ a·b`, as GEMM calls where the loops allow it.
+/// `target (=|+=|← β·target +) α · Σ op(a)·op(b)`, as GEMM calls where the loops allow it,
+/// `op` conjugating the operands `conj` names inside the GEMM kernel (no conjugated copy).
 ///
-/// Same contract as [`evaluate`] with the body `a * b`. Each loop's role (batch, row, column,
+/// Same contract as [`evaluate`] with the body `op(a) * op(b)`. Each loop's role (batch, row, column,
 /// contracted) is read off which accesses use it; a step that is no GEMM (a loop summed in one
 /// operand only, a broadcast target loop, an in-place operand, a target whose points share
 /// elements) or is too small runs as a loop nest.
-pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>) {
+pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool; 2]) {
     step.assert_on_host();
     let Some(plan) = GemmPlan::of(&step, GEMM_THRESHOLD) else {
-        return evaluate(step, |[x, y]| x * y);
+        // One body per case, so the loop nest's body has no branch.
+        return match conj {
+            [false, false] => evaluate(step, |[x, y]| x.times(y)),
+            [true, false] => evaluate(step, |[x, y]| x.conj().times(y)),
+            [false, true] => evaluate(step, |[x, y]| x.times(y.conj())),
+            [true, true] => evaluate(step, |[x, y]| x.conj().times(y.conj())),
+        };
     };
     match packed_layouts(&step, &plan) {
-        Some(layouts) => contract_packed(step, layouts),
-        None => run_gemms(step, &plan),
+        Some(layouts) => contract_packed(step, layouts, conj),
+        None => run_gemms(step, &plan, conj),
     }
 }
 
@@ -149,6 +156,7 @@ pub(crate) fn row_major<const L: usize>(extents: &[usize; L], sequence: &[usize]
 fn contract_packed<T: Element, const L: usize>(
     step: Step<'_, T, L, 2>,
     layouts: [Option<[isize; L]>; 2],
+    conj: [bool; 2],
 ) {
     let lengths = (0..2).filter_map(|which| {
         let operand = &step.operands()[which];
@@ -171,16 +179,21 @@ fn contract_packed<T: Element, const L: usize>(
             [*operand],
             Memory::Host,
         );
+        // Copied as they are: a conjugation stays the GEMM's.
         evaluate(copy, |[x]| x);
         *operand = Bound::raw(start.cast_const(), len, strides, operand.uses);
     }
     let packed = step.with_operands(operands);
     let plan = GemmPlan::of(&packed, 0).expect("copying operands keeps a step a GEMM");
-    run_gemms(packed, &plan);
+    run_gemms(packed, &plan, conj);
 }
 
-/// Runs a step as the GEMM calls of `plan`.
-fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPlan<L>) {
+/// Runs a step as the GEMM calls of `plan`, conjugating the operands `conj` names.
+fn run_gemms<T: Element, const L: usize>(
+    step: Step<'_, T, L, 2>,
+    plan: &GemmPlan<L>,
+    conj: [bool; 2],
+) {
     let (extents, target, mode, alpha) =
         (*step.extents(), step.target(), step.mode(), step.alpha());
     let [a, b] = step.operands();
@@ -191,6 +204,7 @@ fn run_gemms<T: Element, const L: usize>(step: Step<'_, T, L, 2>, plan: &GemmPla
         bases: [a.base, b.base, target.base],
         alpha,
         mode,
+        conj,
         plan,
         extents: &extents,
     };
@@ -271,6 +285,8 @@ struct Calls<'p, T, const L: usize> {
     bases: [isize; 3],
     alpha: T,
     mode: Mode<T>,
+    /// Which of A and B the kernels conjugate.
+    conj: [bool; 2],
     plan: &'p GemmPlan<L>,
     extents: &'p [usize; L],
 }
@@ -470,6 +486,7 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 (self.b.offset(at[1]), plan.k.strides[1], plan.n.strides[1]),
                 beta,
                 (c.offset(base), row_stride, column_stride),
+                self.conj,
                 parallel,
             );
         }
@@ -710,7 +727,7 @@ mod tests {
             layouts,
             [None, Some([0, 1, nl as isize * nj as isize, nj as isize])]
         );
-        contract(step);
+        contract(step, [false; 2]);
         for i in 0..ni {
             for j in 0..nj {
                 let mut sum = 0.0;

@@ -80,7 +80,7 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     // Allocated before any contraction runs, and alive until the last.
     let mut buffers = pairing.host_temporaries::<T>();
     for pair in pairing.steps(&step, &buffers.starts(), Memory::Host) {
-        contract(pair);
+        contract(pair, [false; 2]);
     }
 }
 

@@ -337,7 +337,7 @@ fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tensor that `tensor!` can read",
     label = "not a tensor",
-    note = "operands are `Tensor`s, their views, nested arrays, slices and `Vec`s (rank 1) of `f32`, `f64`, `i32` or `i64`, ndarray arrays (feature `ndarray`), or references to these; build a `Tensor` from other data with `Tensor::from_shape_vec`"
+    note = "operands are `Tensor`s, their views, nested arrays, slices and `Vec`s (rank 1) of `f32`, `f64`, `i32`, `i64`, `c32` or `c64`, ndarray arrays (feature `ndarray`), or references to these; build a `Tensor` from other data with `Tensor::from_shape_vec`"
 )]
 pub trait Operand {
     /// The element type.

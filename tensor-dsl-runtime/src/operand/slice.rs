@@ -5,7 +5,7 @@
 //! a `Vec<Vec<f64>>` is reported as a value that is no tensor, not as an element type that is
 //! missing; generic code passes its `Vec`s as slices.
 
-use crate::element::Element;
+use crate::element::{c32, c64, Element};
 
 use super::access::{Access, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned};
 use super::extents::StaticRank;
@@ -57,4 +57,4 @@ macro_rules! vec_operands {
     )*};
 }
 
-vec_operands!(f32 f64 i32 i64);
+vec_operands!(f32 f64 i32 i64 c32 c64);
