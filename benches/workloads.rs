@@ -14,7 +14,7 @@ use criterion::{
     black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput,
 };
 use ndarray::{Array, Array2, ArrayD, Axis, IxDyn, Zip};
-use tensor_dsl::{tensor, Tensor};
+use tensor_dsl::{c32, tensor, Tensor};
 
 fn data(shape: &[usize], seed: usize) -> Tensor<f32> {
     let mut t = 0usize;
@@ -829,10 +829,92 @@ fn double_precision(c: &mut Criterion) {
     g.finish();
 }
 
+/// Complex values from the real rule: operand `seed` plus i times operand `seed + 64`.
+fn complex_data(shape: &[usize], seed: usize) -> Tensor<c32> {
+    let (re, im) = (data(shape, seed), data(shape, seed + 64));
+    let mut parts = re.iter().zip(im.iter());
+    Tensor::from_fn(shape, |_| {
+        let (&re, &im) = parts.next().expect("one value per element");
+        c32::new(re, im)
+    })
+}
+
+/// Complex contractions: a 1024³ `c32` GEMM against the `gemm` crate's own complex kernel, and
+/// `conj` on one factor of the seed contraction against the same without it (the conjugation
+/// is a flag of the kernel, so the two should run alike).
+fn complex(c: &mut Criterion) {
+    let n = 1024;
+    let (a, b) = (complex_data(&[n, n], 0), complex_data(&[n, n], 1));
+    let mut out = Tensor::<c32>::zeros([n, n]);
+    // A complex multiply-add is 8 real operations.
+    let mut g = group(
+        c,
+        "complex gemm 1024³, c32",
+        Throughput::Elements(8 * (n * n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| tensor! { out[i, j] = a[i, k] * b[k, j]; })
+    });
+    g.bench_function("tensor! conj(a)", |bench| {
+        bench.iter(|| tensor! { out[i, j] = conj(a[i, k]) * b[k, j]; })
+    });
+    g.bench_function("gemm crate", |bench| {
+        let mut c = vec![c32::new(0.0, 0.0); n * n];
+        let s = n as isize;
+        bench.iter(|| {
+            // SAFETY: every matrix is n × n, row-major, inside its slice.
+            unsafe {
+                gemm::gemm(
+                    n,
+                    n,
+                    n,
+                    c.as_mut_ptr(),
+                    1,
+                    s,
+                    false,
+                    a.as_slice().as_ptr(),
+                    1,
+                    s,
+                    b.as_slice().as_ptr(),
+                    1,
+                    s,
+                    c32::new(0.0, 0.0),
+                    c32::new(1.0, 0.0),
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                )
+            }
+        })
+    });
+    g.finish();
+
+    let (ni, nj, nk, nl) = (256, 256, 64, 32);
+    let (a, b) = (
+        complex_data(&[ni, nk, nl], 0),
+        complex_data(&[nk, nj, nl], 1),
+    );
+    let mut out = Tensor::<c32>::zeros([ni, nj]);
+    let mut g = group(
+        c,
+        "complex seed c[i,j] = conj(a[i,k,l]) b[k,j,l], c32",
+        Throughput::Elements(8 * (ni * nj * nk * nl) as u64),
+    );
+    g.bench_function("tensor! conj(a)", |bench| {
+        bench.iter(|| tensor! { out[i, j] = conj(a[i, k, l]) * b[k, j, l]; })
+    });
+    g.bench_function("tensor! without conj", |bench| {
+        bench.iter(|| tensor! { out[i, j] = a[i, k, l] * b[k, j, l]; })
+    });
+    g.finish();
+}
+
 criterion_group!(
     workloads,
     double_precision,
     gemm_1024,
+    complex,
     seed_contraction,
     batched_matmul,
     four_index_transform,
