@@ -119,3 +119,23 @@ fn extents_of_fixed_rank_arrays_are_checked_at_run_time() {
     let b = filled(4, 3, 1);
     tensor! { let _c[i, j] = a[i, k] * b[k, j]; }
 }
+
+#[test]
+fn complex_arrays_in_any_layout_with_conj() {
+    use tensor_dsl::c64;
+    let complex = |rows: usize, cols: usize, seed: usize| {
+        Array2::from_shape_fn((rows, cols), |(i, j)| {
+            c64::new(
+                ((i * 7 + j * 3 + seed) % 11) as f64 - 5.0,
+                (i + 2 * j) as f64,
+            )
+        })
+    };
+    // Past the GEMM threshold, with `a` read through a transposed (Fortran-order) view.
+    let (a, b) = (complex(40, 50, 1), complex(40, 45, 2));
+    let at = a.t();
+    let mut c = Array2::<c64>::zeros((50, 45).f());
+    tensor! { c[i, j] = conj(at[i, k]) * b[k, j]; }
+    let expected = a.mapv(|x| x.conj()).t().dot(&b);
+    assert_eq!(c, expected, "small integers in both parts: exact");
+}

@@ -670,3 +670,21 @@ fn serde_round_trips_and_validates() {
         assert!(serde_json::from_str::<Tensor<f64>>(bad).is_err(), "{bad}");
     }
 }
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trips_complex_and_integer_tensors() {
+    use tensor_dsl::c64;
+    let z = Tensor::from_fn([2, 2], |ix| c64::new(ix[0] as f64, -(ix[1] as f64) - 0.5));
+    let json = serde_json::to_string(&z).unwrap();
+    // num_complex writes a complex number as its two parts.
+    assert_eq!(
+        json,
+        r#"{"shape":[2,2],"data":[[0.0,-0.5],[0.0,-1.5],[1.0,-0.5],[1.0,-1.5]]}"#
+    );
+    assert_eq!(serde_json::from_str::<Tensor<c64>>(&json).unwrap(), z);
+    let n = Tensor::from_fn([3], |ix| ix[0] as i64 - 1);
+    let json = serde_json::to_string(&n).unwrap();
+    assert_eq!(serde_json::from_str::<Tensor<i64>>(&json).unwrap(), n);
+    assert!(serde_json::from_str::<Tensor<c64>>(r#"{"shape":[1],"data":[1.0]}"#).is_err());
+}
