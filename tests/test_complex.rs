@@ -4,40 +4,15 @@
 //! seed contraction, permuted views, nested arrays, `Vec`s, and a run-time error through
 //! `try_tensor!`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use tensor_dsl::{c32, c64, tensor, try_tensor, ShapeError, Tensor};
 
-/// Counts the allocations of the current thread (tests run on several threads at once).
-struct CountingAllocator;
+#[path = "common/counting_allocator.rs"]
+mod counting_allocator;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_allocator::{allocations, CountingAllocator};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-fn allocations(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 /// Deterministic values in (-0.5, 0.5) + (-0.5, 0.5)i.
 fn values(shape: &[usize], seed: usize) -> Tensor<c64> {

@@ -18,6 +18,8 @@ import pathlib
 
 import numpy as np
 
+from generate import two_operand_contraction, whole_coefficients
+
 HERE = pathlib.Path(__file__).resolve().parent
 FULL_LIMIT = 256
 N_SAMPLES = 16
@@ -81,17 +83,6 @@ def summary(case_id, result, dtype):
             entry[key("sum")] = as_json(values.sum())
             entry[key("sum_sq")] = as_json((values * values).sum())
     return entry
-
-
-def whole_coefficients(case):
-    """Whether an integer statement can write the case: every coefficient a whole number."""
-    expr = case["expr"]
-    return isinstance(expr, str) or all(float(t["coef"]).is_integer() for t in expr["terms"])
-
-
-def two_operand_contraction(case):
-    expr = case["expr"]
-    return isinstance(expr, str) and len(expr.split("->")[0].split(",")) == 2
 
 
 def main():
