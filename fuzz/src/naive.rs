@@ -445,7 +445,7 @@ impl State<'_> {
                 Box::new(self.compile(left, var_index, scalars)?),
                 Box::new(self.compile(right, var_index, scalars)?),
             ),
-            Expr::Call(function, args) => Compiled::Call(
+            Expr::Call(function, args, _) => Compiled::Call(
                 *function,
                 args.iter()
                     .map(|arg| self.compile(arg, var_index, scalars))
@@ -493,7 +493,7 @@ fn scalars_of(expr: &Expr) -> Vec<usize> {
             all.extend(scalars_of(right));
             all
         }
-        Expr::Call(_, args) => args.iter().flat_map(scalars_of).collect(),
+        Expr::Call(_, args, _) => args.iter().flat_map(scalars_of).collect(),
     }
 }
 
