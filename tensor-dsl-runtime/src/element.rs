@@ -10,8 +10,11 @@ use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
 pub(crate) mod sealed {
     /// With feature `cuda`, also how device memory holds an element type.
+    ///
+    /// # Safety
+    /// `Device` must have `Self`'s size, alignment and bit validity.
     #[cfg(feature = "cuda")]
-    pub trait Sealed: Sized {
+    pub unsafe trait Sealed: Sized {
         /// The type a device buffer of `Self` is made of, with `Self`'s size, alignment and
         /// bit validity (a `Self` itself where cudarc knows it; a wrapper of the runtime's own
         /// for complex numbers, whose type is another crate's).
@@ -19,8 +22,8 @@ pub(crate) mod sealed {
 
         /// `values` as device-repr elements.
         fn as_device(values: &[Self]) -> &[Self::Device] {
-            // SAFETY: `Device` has `Self`'s size, alignment and bit validity (the trait's
-            // contract, which only this crate's impls fulfil: it is sealed), so the slice
+            // SAFETY: `Device` has `Self`'s size, alignment and bit validity (the unsafe
+            // trait's contract, which each impl states), so the slice
             // reads the same bytes as the same number of valid `Device` values.
             unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
         }
@@ -35,8 +38,10 @@ pub(crate) mod sealed {
             }
         }
     }
+    /// # Safety
+    /// Nothing without feature `cuda`; unsafe in both builds so that impls read alike.
     #[cfg(not(feature = "cuda"))]
-    pub trait Sealed {}
+    pub unsafe trait Sealed {}
 }
 
 /// What a device buffer of `T` is made of (`T` itself but for complex numbers).
@@ -267,7 +272,8 @@ unsafe fn gemm_crate<T: Element>(
 
 macro_rules! impl_float {
     ($($t:ident $kind:ident)*) => {$(
-        impl sealed::Sealed for $t {
+        // SAFETY: `Device` is `Self`.
+        unsafe impl sealed::Sealed for $t {
             #[cfg(feature = "cuda")]
             type Device = $t;
         }
@@ -406,7 +412,8 @@ impl_float!(f32 F32 f64 F64);
 
 macro_rules! impl_integer {
     ($($t:ident $kind:ident)*) => {$(
-        impl sealed::Sealed for $t {
+        // SAFETY: `Device` is `Self`.
+        unsafe impl sealed::Sealed for $t {
             #[cfg(feature = "cuda")]
             type Device = $t;
         }
@@ -517,7 +524,8 @@ impl_integer!(i32 I32 i64 I64);
 
 macro_rules! impl_complex {
     ($($t:ident $part:ident $kind:ident)*) => {$(
-        impl sealed::Sealed for $t {
+        // SAFETY: `DeviceComplex` is `repr(transparent)` over `Self`.
+        unsafe impl sealed::Sealed for $t {
             #[cfg(feature = "cuda")]
             type Device = DeviceComplex<$part>;
         }
