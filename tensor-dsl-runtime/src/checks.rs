@@ -3,7 +3,7 @@
 //! be looked up. Generated code calls them; nothing here is needed by hand. Above the rooms,
 //! beside `__private`: it imports from `tensor`, `operand` and `exec`.
 
-use crate::element::{Element, Fractional, Real};
+use crate::element::{c32, c64, Element, Fractional, Real};
 use crate::operand::access::{Access, Witness};
 use crate::operand::extents::StaticLayout;
 
@@ -20,14 +20,15 @@ pub fn scalar_like<W: Witness + ?Sized, V: ScalarOf<W::Elem>>(_witness: &W, valu
     value.into_element()
 }
 
-/// Implemented only by `T` itself: a Rust scalar must have the statement's element type.
+/// Implemented by `T` itself, and by a real type for the complex type of its precision: a Rust
+/// scalar must have the statement's element type, or be a real number in a complex statement.
 #[diagnostic::on_unimplemented(
     message = "this Rust scalar is `{Self}`, but the statement's elements are `{T}`",
     label = "expected `{T}`, found `{Self}`",
     note = "convert it where it is defined, or write `{{ value as {T} }}` in the statement"
 )]
 pub trait ScalarOf<T> {
-    /// The scalar, unchanged: `Self` is `T`.
+    /// The scalar as a `T`.
     fn into_element(self) -> T;
 }
 
@@ -77,16 +78,52 @@ where
     ElementsOf::access(operand.__tdsl_operand())
 }
 
-/// Implemented only by `T` for `T`: every tensor of a statement has the statement's element
-/// type. (A bound on the element type itself, rather than `Operand<Elem = T>`, makes a mismatch
+/// The element type of a statement whose operands fix it, from its first operand on (see
+/// [`join`]), as a zero of that type.
+#[inline(always)]
+pub fn elements_of<X: Operand + ?Sized>(_first: &X) -> X::Elem {
+    <X::Elem as Element>::ZERO
+}
+
+/// The element type of a statement once `next` joins the operands before it (`so_far`'s
+/// type): see [`Joins`].
+#[inline(always)]
+pub fn join<T: Element, X: Operand + ?Sized, J: Element>(_so_far: T, _next: &X) -> J
+where
+    X::Elem: Joins<T, Joined = J>,
+{
+    J::ZERO
+}
+
+/// The element type of a statement whose operands so far have `T` elements, once an operand
+/// of `Self` elements joins them: `T` if `Self` is `T`, and the complex type where a real type
+/// meets the complex type of its precision (`f64` with [`c64`], `f32` with [`c32`]), whose
+/// statement reads the real tensor as it lies. No other types mix.
+#[diagnostic::on_unimplemented(
+    message = "this tensor's elements are `{Self}`, but the statement's operands before it are `{T}`",
+    label = "elements of `{Self}` here",
+    note = "a statement computes in one element type, and reads a real tensor in a complex statement of its precision (`f64` with `c64`, `f32` with `c32`); convert other tensors first, such as with `.mapv(|x| x as f64)`"
+)]
+pub trait Joins<T>: Element {
+    /// The joined element type.
+    type Joined: Element;
+}
+
+impl<T: Element> Joins<T> for T {
+    type Joined = T;
+}
+
+/// Implemented by `T` for `T`, and by a real type for the complex type of its precision (read
+/// where it lies, each element converted as it is loaded): every tensor of a statement is
+/// readable as the statement's element type. (A bound on the element type itself, rather than `Operand<Elem = T>`, makes a mismatch
 /// this message instead of rustc's "type mismatch resolving".)
 #[diagnostic::on_unimplemented(
-    message = "this tensor's elements are `{Self}`, but the statement's elements are `{T}`",
+    message = "this tensor's elements are `{Self}`, but the statement's target holds `{T}`",
     label = "expected elements of `{T}`, found `{Self}`",
-    note = "one statement computes in one element type: convert the tensor first, such as with `.mapv(|x| x as f64)` between real types or `.mapv(c64::from)` from real to complex"
+    note = "a statement into an existing tensor computes in the target's element type, and reads a real tensor in a complex statement of its precision (`f64` with `c64`, `f32` with `c32`); a complex value is never written into a real target (write `re(..)` or `abs(..)` of it into a complex tensor, or make the target complex); convert other tensors first, such as with `.mapv(|x| x as f64)`"
 )]
 pub trait ElementsOf<T>: Sized {
-    /// The access, unchanged: `Self` is `T`.
+    /// The access, reading `T`s.
     fn access(access: Access<'_, Self>) -> Access<'_, T>;
 }
 
@@ -96,6 +133,36 @@ impl<T> ElementsOf<T> for T {
         access
     }
 }
+
+/// A real tensor in a complex statement of its own precision: read where it lies, each element
+/// converted as it is loaded (no converted copy).
+macro_rules! parts_read_whole {
+    ($($part:ident $whole:ident)*) => {$(
+        impl ElementsOf<$whole> for $part {
+            #[inline(always)]
+            fn access(access: Access<'_, $part>) -> Access<'_, $whole> {
+                access.as_parts_of()
+            }
+        }
+
+        impl Joins<$whole> for $part {
+            type Joined = $whole;
+        }
+
+        impl Joins<$part> for $whole {
+            type Joined = $whole;
+        }
+
+        impl ScalarOf<$whole> for $part {
+            #[inline(always)]
+            fn into_element(self) -> $whole {
+                <$whole as Element>::from_part(self)
+            }
+        }
+    )*};
+}
+
+parts_read_whole!(f32 c32 f64 c64);
 
 /// What a `tensor!` expansion binds under the first token of a name to prove that a later token
 /// of the same text names the same variable: `{ let a = SameBinding; same_binding(a); }`

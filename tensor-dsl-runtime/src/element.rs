@@ -115,6 +115,17 @@ pub trait Element:
     /// Which type this is.
     #[doc(hidden)]
     const KIND: Kind;
+    /// The type of this type's real and imaginary parts: `f32` for [`c32`], `f64` for
+    /// [`c64`]; a real type is its own. A tensor of parts is read in a statement over `Self`
+    /// without a converted copy (a real tensor in a complex statement).
+    #[doc(hidden)]
+    type Part: Element;
+    /// A part as a value of `Self` (a complex number with imaginary part 0).
+    #[doc(hidden)]
+    fn from_part(part: Self::Part) -> Self;
+    /// The real and imaginary parts (a real number's imaginary part is 0).
+    #[doc(hidden)]
+    fn split_parts(self) -> [Self::Part; 2];
     /// The value of a numeric literal in `Self` (`2` and `2.0` both mean two; integers take
     /// integral literals, which `tensor!` checks at compile time).
     fn from_f64(value: f64) -> Self;
@@ -282,6 +293,15 @@ macro_rules! impl_float {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const KIND: Kind = Kind::$kind;
+            type Part = $t;
+            #[inline(always)]
+            fn from_part(part: Self) -> Self {
+                part
+            }
+            #[inline(always)]
+            fn split_parts(self) -> [Self; 2] {
+                [self, 0.0]
+            }
             #[inline(always)]
             fn from_f64(value: f64) -> Self {
                 value as $t
@@ -422,6 +442,15 @@ macro_rules! impl_integer {
             const ZERO: Self = 0;
             const ONE: Self = 1;
             const KIND: Kind = Kind::$kind;
+            type Part = $t;
+            #[inline(always)]
+            fn from_part(part: Self) -> Self {
+                part
+            }
+            #[inline(always)]
+            fn split_parts(self) -> [Self; 2] {
+                [self, 0]
+            }
             #[inline(always)]
             fn from_f64(value: f64) -> Self {
                 value as $t
@@ -534,6 +563,15 @@ macro_rules! impl_complex {
             const ZERO: Self = $t::new(0.0, 0.0);
             const ONE: Self = $t::new(1.0, 0.0);
             const KIND: Kind = Kind::$kind;
+            type Part = $part;
+            #[inline(always)]
+            fn from_part(part: $part) -> Self {
+                $t::new(part, 0.0)
+            }
+            #[inline(always)]
+            fn split_parts(self) -> [$part; 2] {
+                [self.re, self.im]
+            }
             #[inline(always)]
             fn from_f64(value: f64) -> Self {
                 $t::new(value as $part, 0.0)

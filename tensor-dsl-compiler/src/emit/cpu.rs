@@ -336,8 +336,9 @@ impl StatementEmitter<'_> {
     }
 
     /// One `let __operand_N = …` per tensor the steps read, except `skip` (the target, read
-    /// through its own access). The first operand fixes the element type unless `witness`
-    /// (the target) already does; every other operand must match it.
+    /// through its own access). The target (`witness`) fixes the element type, else the
+    /// operands' types joined; every operand must be readable as it (its own type, or the real
+    /// parts of a complex one).
     fn operand_accesses(
         &self,
         steps: &[Step],
@@ -354,6 +355,23 @@ impl StatementEmitter<'_> {
             });
         }
         let mut witness = witness.cloned();
+        // Without a target to fix it, the element type is the operands' joined: their own if
+        // they agree, the complex one where a real tensor meets a complex one of its precision
+        // (read as real where it lies). Each join is spanned at its operand, so a type that
+        // mixes with none before it is reported there.
+        let mut joins = Vec::new();
+        if witness.is_none() && seen.len() > 1 {
+            let elements = hidden("__elements");
+            for (k, &(tensor, span)) in seen.iter().enumerate() {
+                let expr = tensor_expr(&self.plan.program.tensors, tensor);
+                joins.push(if k == 0 {
+                    quote_spanned!(span=> let #elements = #p::elements_of(&#expr);)
+                } else {
+                    quote_spanned!(span=> let #elements = #p::join(#elements, &#expr);)
+                });
+            }
+            witness = Some(elements);
+        }
         let lets: Vec<TokenStream> = seen
             .iter()
             .map(|&(tensor, span)| {
@@ -385,7 +403,7 @@ impl StatementEmitter<'_> {
                     )
                 })
         });
-        hygienic!(#(#lets)* #(#rebinds)*)
+        hygienic!(#(#joins)* #(#lets)* #(#rebinds)*)
     }
 
     /// Rebinds each operand of a statement that writes an existing tensor to what it must be

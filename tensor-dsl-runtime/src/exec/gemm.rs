@@ -38,9 +38,26 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 /// contracted) is read off which accesses use it; a step that is no GEMM (a loop summed in one
 /// operand only, a broadcast target loop, an in-place operand, a target whose points share
 /// elements) or is too small runs as a loop nest.
+///
+/// A real operand of a complex step (a tensor of parts) is read where it lies: by real GEMMs on
+/// the complex operand's and the target's parts where α and β are real ([`gemm_with_parts`]),
+/// else by the loop nest, which converts each element as it loads it.
 pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool; 2]) {
     step.assert_on_host();
-    let Some(plan) = GemmPlan::of(&step, GEMM_THRESHOLD) else {
+    let parts = step.operands().map(|operand| operand.part);
+    let real = |value: T| value.split_parts()[1] == T::Part::ZERO;
+    let gemm_takes = match parts {
+        [false, false] => true,
+        [true, true] => false,
+        _ => {
+            real(step.alpha())
+                && match step.mode() {
+                    Mode::Scale(beta) => real(beta),
+                    Mode::Assign | Mode::Add => true,
+                }
+        }
+    };
+    let Some(plan) = GemmPlan::of(&step, GEMM_THRESHOLD).filter(|_| gemm_takes) else {
         // One body per case, so the loop nest's body has no branch.
         return match conj {
             [false, false] => evaluate(step, |[x, y]| x.times(y)),
@@ -49,9 +66,112 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool
             [true, true] => evaluate(step, |[x, y]| x.conj().times(y.conj())),
         };
     };
-    match packed_layouts(&step, &plan) {
+    // Packing would copy a real operand into complex numbers: its calls stay as they are.
+    match packed_layouts(&step, &plan).filter(|_| parts == [false, false]) {
         Some(layouts) => contract_packed(step, layouts, conj),
         None => run_gemms(step, &plan, conj),
+    }
+}
+
+/// `C ← α op(A) op(B) + β C` as [`Element::gemm`], where one of A and B (`parts`) holds real
+/// parts (a real matrix in a complex product; its pointer and strides count parts) and α and
+/// β are real: the product of a real and a complex matrix is the real matrix times the real and
+/// the imaginary parts of the other, so it runs as real GEMMs on the parts of the complex
+/// operand and of C, half the arithmetic of a complex GEMM. Where the complex operand's and C's
+/// columns (rows, for a complex A) are adjacent (or single), their parts interleave into one real matrix of
+/// twice the columns (rows) and one call does it; otherwise one call per part. Conjugating the
+/// complex operand negates its imaginary part's product.
+///
+/// # Safety
+/// As [`Element::gemm`]'s, for the elements and parts the pointers address.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_with_parts<T: Element>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    a: (*const T, isize, isize),
+    b: (*const T, isize, isize),
+    beta: T,
+    c: (*mut T, isize, isize),
+    parts: [bool; 2],
+    conj: [bool; 2],
+    parallel: bool,
+) {
+    let ([alpha, _], [beta, _]) = (alpha.split_parts(), beta.split_parts());
+    let real =
+        |(data, rows, columns): (*const T, isize, isize)| (data.cast::<T::Part>(), rows, columns);
+    // A complex matrix as the real matrix of its real parts (the imaginary parts one further).
+    let re = |(data, rows, columns): (*const T, isize, isize)| {
+        (data.cast::<T::Part>(), 2 * rows, 2 * columns)
+    };
+    let c_re = (c.0.cast::<T::Part>(), 2 * c.1, 2 * c.2);
+    // Each call: (m, k, n, A, B, C) over parts, and whether the complex operand's parts in it
+    // are conjugated imaginary parts (negated).
+    let (first, second) = if parts[0] {
+        // A real, B complex: C's parts are A times B's parts.
+        let b_re = re(b);
+        if (n == 1 || b.2 == 1 && c.2 == 1) && !conj[1] {
+            let wide = ((b_re.0, b_re.1, 1), (c_re.0, c_re.1, 1));
+            ((m, k, 2 * n, real(a), wide.0, wide.1, false), None)
+        } else {
+            // SAFETY: one part on is inside B's and C's first complex elements.
+            let (b_im, c_im) = unsafe { (b_re.0.add(1), c_re.0.add(1)) };
+            (
+                (m, k, n, real(a), b_re, c_re, false),
+                Some((
+                    m,
+                    k,
+                    n,
+                    real(a),
+                    (b_im, b_re.1, b_re.2),
+                    (c_im, c_re.1, c_re.2),
+                    conj[1],
+                )),
+            )
+        }
+    } else {
+        // A complex, B real: C's parts are A's parts times B.
+        let a_re = re(a);
+        if (m == 1 || a.1 == 1 && c.1 == 1) && !conj[0] {
+            let tall = ((a_re.0, 1, a_re.2), (c_re.0, 1, c_re.2));
+            ((2 * m, k, n, tall.0, real(b), tall.1, false), None)
+        } else {
+            // SAFETY: one part on is inside A's and C's first complex elements.
+            let (a_im, c_im) = unsafe { (a_re.0.add(1), c_re.0.add(1)) };
+            (
+                (m, k, n, a_re, real(b), c_re, false),
+                Some((
+                    m,
+                    k,
+                    n,
+                    (a_im, a_re.1, a_re.2),
+                    real(b),
+                    (c_im, c_re.1, c_re.2),
+                    conj[0],
+                )),
+            )
+        }
+    };
+    for (m, k, n, a, b, (c, rows, columns), negated) in std::iter::once(first).chain(second) {
+        let alpha = if negated { alpha.negated() } else { alpha };
+        // SAFETY: the parts of the complex operand and of C address the same memory as their
+        // complex elements (`Complex<F>` is `repr(C)` of two `F`s), which the caller's
+        // contract makes valid; C's parts are distinct because its elements are.
+        unsafe {
+            T::Part::gemm(
+                m,
+                k,
+                n,
+                alpha,
+                a,
+                b,
+                beta,
+                (c, rows, columns),
+                [false, false],
+                parallel,
+            )
+        };
     }
 }
 
@@ -205,6 +325,7 @@ fn run_gemms<T: Element, const L: usize>(
         alpha,
         mode,
         conj,
+        parts: [a.part, b.part],
         plan,
         extents: &extents,
     };
@@ -287,6 +408,9 @@ struct Calls<'p, T, const L: usize> {
     mode: Mode<T>,
     /// Which of A and B the kernels conjugate.
     conj: [bool; 2],
+    /// Which of A and B holds real parts (see [`gemm_with_parts`]); offsets into it count
+    /// parts.
+    parts: [bool; 2],
     plan: &'p GemmPlan<L>,
     extents: &'p [usize; L],
 }
@@ -477,18 +601,40 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
         // are products of whole loops; tiles and pieces are ranges inside them); C's elements
         // are distinct and overlap neither A nor B (the caller's contract).
         unsafe {
-            T::gemm(
-                m,
-                depth,
-                n,
-                self.alpha,
-                (self.a.offset(at[0]), plan.m.strides[0], plan.k.strides[0]),
-                (self.b.offset(at[1]), plan.k.strides[1], plan.n.strides[1]),
-                beta,
-                (c.offset(base), row_stride, column_stride),
-                self.conj,
-                parallel,
+            let a = (
+                shifted(self.a, self.parts[0], at[0]),
+                plan.m.strides[0],
+                plan.k.strides[0],
             );
+            let b = (
+                shifted(self.b, self.parts[1], at[1]),
+                plan.k.strides[1],
+                plan.n.strides[1],
+            );
+            let c = (c.offset(base), row_stride, column_stride);
+            if self.parts == [false, false] {
+                T::gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj, parallel);
+            } else {
+                gemm_with_parts(
+                    m, depth, n, self.alpha, a, b, beta, c, self.parts, self.conj, parallel,
+                );
+            }
+        }
+    }
+}
+
+/// `data` moved `count` elements on, counting `T::Part`s if `part`.
+///
+/// # Safety
+/// As [`pointer::offset`], counting what the buffer holds.
+#[inline(always)]
+unsafe fn shifted<T: Element>(data: *const T, part: bool, count: isize) -> *const T {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        if part {
+            data.cast::<T::Part>().offset(count).cast::<T>()
+        } else {
+            data.offset(count)
         }
     }
 }

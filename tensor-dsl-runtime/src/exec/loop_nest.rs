@@ -59,7 +59,10 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     let target_strides: [isize; L] = std::array::from_fn(|k| target_strides[order[k]]);
     let operand_strides: [[isize; N]; L] = std::array::from_fn(|k| operand_strides[order[k]]);
     let nest = Nest {
-        data: std::array::from_fn(|k| operands[k].data),
+        data: std::array::from_fn(|k| Source {
+            data: operands[k].data,
+            part: operands[k].part,
+        }),
         target: target_data,
         mode,
         alpha,
@@ -374,9 +377,57 @@ fn tile<const L: usize, const N: usize>(order: &mut [usize; L], strides: &[[isiz
     }
 }
 
+/// Where an operand's elements are read from: `T`s, or `T::Part`s each read as a `T` (a real
+/// tensor in a complex statement, converted as it is loaded); offsets count what the buffer
+/// holds.
+#[derive(Clone, Copy)]
+struct Source<T> {
+    data: *const T,
+    part: bool,
+}
+
+impl<T: Element> Source<T> {
+    /// Whether this type's parts are another type; for the others `part` is never set, and this
+    /// constant removes its tests.
+    const HAS_PARTS: bool = std::mem::size_of::<T::Part>() != std::mem::size_of::<T>();
+
+    /// The source `count` elements on.
+    ///
+    /// # Safety
+    /// As [`pointer::offset`], counting what the buffer holds.
+    #[inline(always)]
+    unsafe fn offset(self, count: isize) -> Self {
+        // SAFETY: forwarded from the caller.
+        let data = unsafe {
+            if Self::HAS_PARTS && self.part {
+                self.data.cast::<T::Part>().offset(count).cast::<T>()
+            } else {
+                self.data.offset(count)
+            }
+        };
+        Source { data, ..self }
+    }
+
+    /// The element here, as a `T`.
+    ///
+    /// # Safety
+    /// The element (a `T`, or a `T::Part` if `part`) must be valid for reads.
+    #[inline(always)]
+    unsafe fn read(self) -> T {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            if Self::HAS_PARTS && self.part {
+                T::from_part(self.data.cast::<T::Part>().read())
+            } else {
+                self.data.read()
+            }
+        }
+    }
+}
+
 /// The parts of an `evaluate` call its inner runs need.
 struct Nest<'b, T, F, const N: usize> {
-    data: [*const T; N],
+    data: [Source<T>; N],
     target: *mut T,
     mode: Mode<T>,
     alpha: T,
@@ -438,7 +489,9 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 while k + LANES <= range.end {
                     let source = self.chunk(start, strides, &broadcast, k);
                     for (lane, partial) in lanes.iter_mut().enumerate() {
-                        let values = std::array::from_fn(|o| unsafe { source[o].add(lane).read() });
+                        let values = std::array::from_fn(|o| unsafe {
+                            source[o].offset(lane as isize).read()
+                        });
                         *partial = partial.plus((self.body)(values));
                     }
                     k += LANES;
@@ -477,13 +530,16 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         strides: &[isize; N],
         broadcast: &[[T; LANES]; N],
         k: usize,
-    ) -> [*const T; N] {
+    ) -> [Source<T>; N] {
         std::array::from_fn(|o| {
             if strides[o] == 1 {
                 // SAFETY: the chunk lies inside the run, which the step proved in bounds.
-                unsafe { self.data[o].offset(start.operands[o]).add(k) }
+                unsafe { self.data[o].offset(start.operands[o] + k as isize) }
             } else {
-                broadcast[o].as_ptr()
+                Source {
+                    data: broadcast[o].as_ptr(),
+                    part: false,
+                }
             }
         })
     }
@@ -526,10 +582,11 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             // as raw pointers leave that open; an in-place operand reads each element just
             // before it is written, which is what the scalar order does too).
             let target = unsafe { self.target.offset(start.target) };
-            let sources: [*const T; N] =
+            let sources: [Source<T>; N] =
                 std::array::from_fn(|o| unsafe { self.data[o].offset(start.operands[o]) });
             for k in 0..length {
-                let values = std::array::from_fn(|o| unsafe { sources[o].add(k).read() });
+                let values =
+                    std::array::from_fn(|o| unsafe { sources[o].offset(k as isize).read() });
                 unsafe { combine(mode, self.alpha, target.add(k), (self.body)(values)) };
             }
             return;
@@ -540,7 +597,9 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 while k + LANES <= length {
                     let source = self.chunk(start, strides, &broadcast, k);
                     for lane in 0..LANES {
-                        let values = std::array::from_fn(|o| unsafe { source[o].add(lane).read() });
+                        let values = std::array::from_fn(|o| unsafe {
+                            source[o].offset(lane as isize).read()
+                        });
                         let slot = unsafe { target.add(k + lane) };
                         unsafe { combine(mode, self.alpha, slot, (self.body)(values)) };
                     }

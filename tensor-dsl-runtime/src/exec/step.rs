@@ -7,7 +7,7 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
-use crate::operand::access::{Access, Memory, Mode, RawAccess, TargetAccess};
+use crate::operand::access::{stored_size, Access, Memory, Mode, RawAccess, TargetAccess};
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +67,9 @@ pub(crate) struct Bound<'a, T, const L: usize> {
     pub(crate) uses: u64,
     /// The target's own elements, read where they are written (`c[i] = 2 * c[i]`).
     pub(crate) in_place: bool,
+    /// The buffer holds `T::Part`s read as `T`s (see `RawAccess::part`): `data`, `len`, the
+    /// base and the strides count parts.
+    pub(crate) part: bool,
     _borrow: PhantomData<&'a T>,
 }
 
@@ -92,6 +95,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
             shape,
             strides,
             offset,
+            part,
             ..
         } = *access;
         assert!(
@@ -139,6 +143,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
             strides: loop_strides,
             uses,
             in_place,
+            part,
             _borrow: PhantomData,
         }
     }
@@ -155,6 +160,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
             strides,
             uses,
             in_place: false,
+            part: false,
             _borrow: PhantomData,
         }
     }
@@ -203,7 +209,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
             "an access reaches past the {} elements of its buffer: {INCONSISTENT}",
             self.len
         );
-        let size = std::mem::size_of::<T>();
+        let size = stored_size::<T>(self.part);
         let start = self.data as usize;
         Some((start + low as usize * size, start + high as usize * size))
     }
@@ -260,6 +266,7 @@ impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
             strides: self.strides,
             uses: self.uses,
             in_place: false,
+            part: false,
             _borrow: PhantomData,
         }
     }

@@ -33,6 +33,10 @@ pub(crate) struct RawAccess<'a, T> {
     pub(crate) strides: &'a [isize],
     pub(crate) offset: isize,
     pub(crate) memory: Memory,
+    /// The buffer holds `T::Part`s, each read as a `T` (a real tensor in a complex statement,
+    /// see [`ElementsOf`](crate::checks::ElementsOf)): `data`, `len`, the strides and the
+    /// offset count parts, not `T`s.
+    pub(crate) part: bool,
 }
 
 impl<T> Clone for RawAccess<'_, T> {
@@ -59,6 +63,7 @@ impl<'a, T> RawAccess<'a, T> {
             strides,
             offset,
             memory: Memory::Host,
+            part: false,
         }
     }
 
@@ -90,12 +95,24 @@ impl<'a, T> RawAccess<'a, T> {
                 high += reach;
             }
         }
-        let size = std::mem::size_of::<T>();
+        let size = stored_size::<T>(self.part);
         let start = self.data as usize;
         Some((
             start.wrapping_add_signed(low * size as isize),
             start.wrapping_add_signed(high * size as isize),
         ))
+    }
+}
+
+/// The size in bytes of what a buffer of `T`s, or of their parts if `part`, holds per element.
+/// A part is half its complex number: `Complex<F>` is `repr(C)` of two `F`s, and only complex
+/// types have parts of another type (for the others `part` is never set).
+#[inline(always)]
+pub(crate) fn stored_size<T>(part: bool) -> usize {
+    if part {
+        std::mem::size_of::<T>() / 2
+    } else {
+        std::mem::size_of::<T>()
     }
 }
 
@@ -206,6 +223,26 @@ impl<'a, T> Access<'a, T> {
     /// The operand's extents.
     pub fn shape(&self) -> &[usize] {
         &self.raw.shape
+    }
+
+    /// This access of a tensor of `W`'s parts, read as `W`s (a real tensor in a complex
+    /// statement): the same buffer and layout, each element converted as it is loaded.
+    pub(crate) fn as_parts_of<W: Element<Part = T>>(self) -> Access<'a, W> {
+        debug_assert!(!self.raw.part, "an access of parts has no parts of its own");
+        let raw = self.raw;
+        Access {
+            raw: RawAccess {
+                data: raw.data.cast::<W>(),
+                len: raw.len,
+                shape: raw.shape,
+                strides: raw.strides,
+                offset: raw.offset,
+                memory: raw.memory,
+                part: true,
+            },
+            in_place: self.in_place,
+            _borrow: PhantomData,
+        }
     }
 }
 
@@ -330,6 +367,12 @@ impl<T: Element> Detached<'_, T> {
 fn copy_of<T: Element>(access: &Access<'_, T>) -> Tensor<T> {
     let raw = &access.raw;
     let layout = RawLayout::new(raw.shape.to_vec(), raw.strides.to_vec(), raw.offset);
+    if raw.part {
+        // A tensor of parts: its own elements, each made a `T`.
+        return TensorView::from_raw(raw.data.cast::<T::Part>(), raw.len, layout)
+            .to_tensor()
+            .mapv(T::from_part);
+    }
     TensorView::from_raw(raw.data, raw.len, layout).to_tensor()
 }
 

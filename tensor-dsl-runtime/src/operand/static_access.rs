@@ -52,9 +52,12 @@ fn matching_start<E: ExtentsType, T>(
         len,
         memory,
         data,
+        part,
     } = *access;
     let rank = shape.len();
-    if !E::STATIC || memory != Memory::Host || rank != E::RANK || rank > MAX_STATIC_RANK {
+    // A tensor of parts (a real array in a complex statement) converts each element it reads:
+    // the general kernels do that.
+    if !E::STATIC || part || memory != Memory::Host || rank != E::RANK || rank > MAX_STATIC_RANK {
         return None;
     }
     // Innermost axis first: each stride must be the product of the extents inside it.

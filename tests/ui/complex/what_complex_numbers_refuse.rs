@@ -9,5 +9,7 @@ fn main() {
     }
     let mut real = Tensor::<f64>::zeros([3]);
     tensor! { real[i] = z[i] * 2; }
-    tensor! { let mixed[i] = z[i] * x[i]; }
+    // A real tensor mixes only with the complex type of its precision.
+    let y = Tensor::<f32>::zeros([3]);
+    tensor! { let mixed[i] = z[i] * x[i] + y[i]; }
 }
