@@ -12,7 +12,7 @@ mod common;
 
 use common::{assert_close, data};
 use proptest::prelude::*;
-use tensor_dsl::{__tensor_unoptimized, tensor, Real, Tensor};
+use tensor_dsl::{__tensor_unoptimized, c64, tensor, Real, Tensor};
 
 /// Everything a block produces: its `let` tensors and targets, then its scalars.
 type Results<T> = (Vec<Tensor<T>>, Vec<T>);
@@ -28,6 +28,45 @@ fn agree<T: Real>(got: &Results<T>, expected: &Results<T>, rtol: f64) {
     for (got, expected) in got.1.iter().zip(&expected.1) {
         common::assert_close_scalar(got.to_f64(), expected.to_f64(), rtol);
     }
+}
+
+/// Typed blocks: results whose elements agree within `rtol` of the largest magnitude.
+fn agree_complex(got: &Results<c64>, expected: &Results<c64>, rtol: f64) {
+    assert_eq!(got.0.len(), expected.0.len(), "tensor count");
+    assert_eq!(got.1.len(), expected.1.len(), "scalar count");
+    let pairs = got.0.iter().zip(&expected.0).flat_map(|(got, expected)| {
+        assert_eq!(got.shape(), expected.shape(), "shapes differ");
+        got.iter().copied().zip(expected.iter().copied())
+    });
+    let pairs: Vec<(c64, c64)> = pairs
+        .chain(got.1.iter().copied().zip(expected.1.iter().copied()))
+        .collect();
+    let scale = pairs.iter().fold(1.0f64, |m, (_, e)| m.max(e.norm()));
+    for (k, (g, e)) in pairs.into_iter().enumerate() {
+        assert!(
+            (g - e).norm() <= rtol * scale,
+            "value {k}: got {g}, expected {e}"
+        );
+    }
+}
+
+/// Integer test data in -9..=9 (the rule of `data`, reduced).
+fn integers(shape: &[usize], seed: usize) -> Tensor<i64> {
+    let mut t = 0usize;
+    Tensor::from_fn(shape, |_| {
+        t += 1;
+        ((t * 7919 + (seed + 1) * 104_729) % 19) as i64 - 9
+    })
+}
+
+/// Complex test data: `data`'s values for seed `seed` plus i times those for `seed + 50`.
+fn complexes(shape: &[usize], seed: usize) -> Tensor<c64> {
+    let (re, im) = (data::<f64>(shape, seed), data::<f64>(shape, seed + 50));
+    let mut parts = re.iter().zip(im.iter());
+    Tensor::from_fn(shape, |_| {
+        let (&re, &im) = parts.next().expect("one part per element");
+        c64::new(re, im)
+    })
 }
 
 /// Runs `f` in a rayon pool of `threads` threads.
@@ -2984,5 +3023,745 @@ proptest! {
         agree(&in_pool(4, reference), &expected, 1e-9);
         agree(&in_pool(1, optimized), &expected, 1e-9);
         agree(&in_pool(4, optimized), &expected, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_00(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let U[i] = W[i] * W[i] + (T[i, i] - 2 * R[i, i]) * (C[i, j, k] - 2 * C[i, j, k]) * { beta * 2 } - T[k, i] * abs(U[l]);
+                }
+                (vec![U.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let U[i] = W[i] * W[i] + (T[i, i] - 2 * R[i, i]) * (C[i, j, k] - 2 * C[i, j, k]) * { beta * 2 } - T[k, i] * abs(U[l]);
+                }
+                (vec![U.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_01(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let A[j, k] = 0.5 - B[i, l] * (C[k, l, j] - 2 * C[k, l, j]);
+                    let x1[i, j] = V[l] * sin(R[j, k]) + A[i, i] * 0.5 + U[i] * R[j, j];
+                }
+                (vec![A.mapv(c64::from), x1.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let A[j, k] = 0.5 - B[i, l] * (C[k, l, j] - 2 * C[k, l, j]);
+                    let x1[i, j] = V[l] * sin(R[j, k]) + A[i, i] * 0.5 + U[i] * R[j, j];
+                }
+                (vec![A.mapv(c64::from), x1.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_02(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    T[i, k] += A[i, k] * U[k] * B[i, j] * (2 - B[i, j]) - C[j, k, l] * -1;
+                }
+                (vec![], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    T[i, k] += A[i, k] * U[k] * B[i, j] * (2 - B[i, j]) - C[j, k, l] * -1;
+                }
+                (vec![], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_03(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    W[k] -= alpha * W[k] + exp(B[k, i] / 4) - A[l, l] * (C[l, j, l] - 2 * C[l, j, l]) * C[j, j, l] - V[j] * W[l];
+                    let x0[l, i] = { beta * 2.0 } * T[i, l] * C[i, k, l];
+                    let x1[i] = abs(U[j]) * R[l, i] * 0.5 - W[j];
+                    let s0 = U[j] - U[l] - alpha * V[l] * abs(x0[j, i]);
+                }
+                (vec![x0.mapv(c64::from), x1.mapv(c64::from), ], vec![c64::from(s0)])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    W[k] -= alpha * W[k] + exp(B[k, i] / 4) - A[l, l] * (C[l, j, l] - 2 * C[l, j, l]) * C[j, j, l] - V[j] * W[l];
+                    let x0[l, i] = { beta * 2.0 } * T[i, l] * C[i, k, l];
+                    let x1[i] = abs(U[j]) * R[l, i] * 0.5 - W[j];
+                    let s0 = U[j] - U[l] - alpha * V[l] * abs(x0[j, i]);
+                }
+                (vec![x0.mapv(c64::from), x1.mapv(c64::from), ], vec![c64::from(s0)])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_04(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[i] = R[i, j] * T[i, k];
+                    let x1[k, i] = abs(U[i]) + A[k, i] * V[j] * 3 - C[l, j, i] * 3 * { beta * 2 };
+                    let B[j, l] = T[j, l] + -1;
+                }
+                (vec![x0.clone(), x1.clone(), B.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[i] = R[i, j] * T[i, k];
+                    let x1[k, i] = abs(U[i]) + A[k, i] * V[j] * 3 - C[l, j, i] * 3 * { beta * 2 };
+                    let B[j, l] = T[j, l] + -1;
+                }
+                (vec![x0.clone(), x1.clone(), B.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_05(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[k, l] = T[k, i] * im(W[k]) - -1.5 * abs(A[k, l]) * 0.5 + A[k, l];
+                    T[j, i] -= V[l] * W[k] - V[k] * U[k] * (T[j, j] - 2 * R[j, j]) + B[k, j];
+                    let A[i, l] = alpha - x0[l, j] * x0[j, k] - re(U[j]) * B[i, k] * B[k, j];
+                    let x2[i] = -1.5 * 2 - U[j] * B[l, l] * V[i];
+                }
+                (vec![x0.mapv(c64::from), A.mapv(c64::from), x2.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[k, l] = T[k, i] * im(W[k]) - -1.5 * abs(A[k, l]) * 0.5 + A[k, l];
+                    T[j, i] -= V[l] * W[k] - V[k] * U[k] * (T[j, j] - 2 * R[j, j]) + B[k, j];
+                    let A[i, l] = alpha - x0[l, j] * x0[j, k] - re(U[j]) * B[i, k] * B[k, j];
+                    let x2[i] = -1.5 * 2 - U[j] * B[l, l] * V[i];
+                }
+                (vec![x0.mapv(c64::from), A.mapv(c64::from), x2.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_06(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let s0 = abs(U[k]) * R[i, k] * (2 - R[i, k]) * A[l, i] + R[l, l] * U[j] * U[l];
+                }
+                (vec![], vec![s0])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let s0 = abs(U[k]) * R[i, k] * (2 - R[i, k]) * A[l, i] + R[l, l] * U[j] * U[l];
+                }
+                (vec![], vec![s0])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_07(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[k, j] = sin(R[j, i]) - C[j, j, l] * B[k, l];
+                    let s0 = (B[i, i] - 2 * T[i, i]) * (T[i, i] - 2 * A[i, i]) * W[k];
+                }
+                (vec![x0.mapv(c64::from), ], vec![c64::from(s0)])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[k, j] = sin(R[j, i]) - C[j, j, l] * B[k, l];
+                    let s0 = (B[i, i] - 2 * T[i, i]) * (T[i, i] - 2 * A[i, i]) * W[k];
+                }
+                (vec![x0.mapv(c64::from), ], vec![c64::from(s0)])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_08(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[j, l] = V[i] * T[j, l] * abs(R[l, k]);
+                    T[j, l] += 3 * T[j, l] + abs(W[l]);
+                }
+                (vec![x0.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[j, l] = V[i] * T[j, l] * abs(R[l, k]);
+                    T[j, l] += 3 * T[j, l] + abs(W[l]);
+                }
+                (vec![x0.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_09(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[i] = R[k, k] / (2 + abs(R[k, k])) - R[k, l] - R[j, l] * abs(W[i]);
+                    W[i] = alpha * W[l] + A[j, i] * R[i, l] / (2 + abs(R[i, l])) + W[j] + W[l] * 2 * (x0[j] - 2 * W[j]);
+                    let s0 = tanh(U[k]) * A[l, j] - R[i, k];
+                }
+                (vec![x0.mapv(c64::from), ], vec![c64::from(s0)])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[i] = R[k, k] / (2 + abs(R[k, k])) - R[k, l] - R[j, l] * abs(W[i]);
+                    W[i] = alpha * W[l] + A[j, i] * R[i, l] / (2 + abs(R[i, l])) + W[j] + W[l] * 2 * (x0[j] - 2 * W[j]);
+                    let s0 = tanh(U[k]) * A[l, j] - R[i, k];
+                }
+                (vec![x0.mapv(c64::from), ], vec![c64::from(s0)])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_10(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let s0 = A[j, j] * C[k, i, l];
+                    let x0[i, k] = U[l] * -1 * B[j, l] - (W[k] - 2 * W[k]) * B[l, i];
+                    let A[i, k] = 3 * C[k, j, i] * alpha + T[i, l] * A[j, k] * T[k, j] - abs(R[l, l]) * abs(R[l, i]) * T[l, k];
+                }
+                (vec![x0.clone(), A.clone(), ], vec![s0])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let s0 = A[j, j] * C[k, i, l];
+                    let x0[i, k] = U[l] * -1 * B[j, l] - (W[k] - 2 * W[k]) * B[l, i];
+                    let A[i, k] = 3 * C[k, j, i] * alpha + T[i, l] * A[j, k] * T[k, j] - abs(R[l, l]) * abs(R[l, i]) * T[l, k];
+                }
+                (vec![x0.clone(), A.clone(), ], vec![s0])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_11(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[j, k] = (U[i] - 2 * W[i]) * (V[i] - 2 * U[i]) * B[i, l] - C[k, k, l] * U[l] + 0.5 * R[k, j];
+                    let U[j] = (T[i, j] - 2 * A[i, j]) - alpha * W[l] * 0.5 + V[i] * im(A[l, j]) * V[i];
+                    let x2[k] = C[k, i, l] * (T[k, l] - 2 * B[k, l]) + W[l];
+                    let x3[i] = R[k, k] / (2 + abs(R[k, k])) + (B[i, k] - 2 * R[i, k]) * x0[l, l] + A[k, j] * x2[k] / (2 + abs(x2[k])) * R[k, k];
+                }
+                (vec![x0.mapv(c64::from), U.mapv(c64::from), x2.mapv(c64::from), x3.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[j, k] = (U[i] - 2 * W[i]) * (V[i] - 2 * U[i]) * B[i, l] - C[k, k, l] * U[l] + 0.5 * R[k, j];
+                    let U[j] = (T[i, j] - 2 * A[i, j]) - alpha * W[l] * 0.5 + V[i] * im(A[l, j]) * V[i];
+                    let x2[k] = C[k, i, l] * (T[k, l] - 2 * B[k, l]) + W[l];
+                    let x3[i] = R[k, k] / (2 + abs(R[k, k])) + (B[i, k] - 2 * R[i, k]) * x0[l, l] + A[k, j] * x2[k] / (2 + abs(x2[k])) * R[k, k];
+                }
+                (vec![x0.mapv(c64::from), U.mapv(c64::from), x2.mapv(c64::from), x3.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_12(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let s0 = 3 * abs(A[i, l]) * T[k, l] * (2 - T[k, l]);
+                    let x0[j, l] = B[i, j] + (U[k] - 2 * W[k]) + T[l, i] * B[l, i];
+                    let x1[k, j] = U[j] * B[j, i] * B[j, k];
+                }
+                (vec![x0.clone(), x1.clone(), ], vec![s0])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let s0 = 3 * abs(A[i, l]) * T[k, l] * (2 - T[k, l]);
+                    let x0[j, l] = B[i, j] + (U[k] - 2 * W[k]) + T[l, i] * B[l, i];
+                    let x1[k, j] = U[j] * B[j, i] * B[j, k];
+                }
+                (vec![x0.clone(), x1.clone(), ], vec![s0])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_13(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    T[k, j] -= tanh(B[j, l]) * C[k, j, l] + V[l] - W[l] * V[k];
+                }
+                (vec![], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    T[k, j] -= tanh(B[j, l]) * C[k, j, l] + V[l] - W[l] * V[k];
+                }
+                (vec![], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_14(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let U[l] = V[j] * 2 * R[l, k] + (C[i, i, k] - 2 * C[i, i, k]) * abs(U[l]) * (V[j] - 2 * U[j]);
+                    T[k, l] -= (W[j] - 2 * U[j]) * R[j, i];
+                    W[l] -= abs(A[i, i]) + R[k, i];
+                    W[j] = 3 * W[j] + C[i, i, k] + 2 * C[i, i, j] * 2;
+                }
+                (vec![U.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<i64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let U[l] = V[j] * 2 * R[l, k] + (C[i, i, k] - 2 * C[i, i, k]) * abs(U[l]) * (V[j] - 2 * U[j]);
+                    T[k, l] -= (W[j] - 2 * U[j]) * R[j, i];
+                    W[l] -= abs(A[i, i]) + R[k, i];
+                    W[j] = 3 * W[j] + C[i, i, k] + 2 * C[i, i, j] * 2;
+                }
+                (vec![U.clone(), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        assert!(optimized == reference, "{optimized:?} against {reference:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_15(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {
+        let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                tensor! {
+                    let x0[l, j] = A[i, i] + 3 * (A[j, l] - 2 * T[j, l]) * A[i, k] + T[l, l] * re(B[l, j]);
+                    let x1[l] = conj(U[j]) * sin(W[i]) * T[j, j] + re(T[l, i]) * A[i, i] * tanh(R[k, k]);
+                    let x2[i, k] = A[l, l] - B[k, k] * im(W[j]) * (C[i, l, l] - 2 * C[i, l, l]);
+                    T[k, j] -= 2 * T[j, k] + tanh(T[l, l]) * B[l, l] - V[k] * x2[k, i] + x1[k] * im(x0[j, j]);
+                }
+                (vec![x0.mapv(c64::from), x1.mapv(c64::from), x2.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        let reference: Results<c64> = (|| {
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {
+                let T = stored.view_mut();
+                let R = &T;
+                __tensor_unoptimized! {
+                    let x0[l, j] = A[i, i] + 3 * (A[j, l] - 2 * T[j, l]) * A[i, k] + T[l, l] * re(B[l, j]);
+                    let x1[l] = conj(U[j]) * sin(W[i]) * T[j, j] + re(T[l, i]) * A[i, i] * tanh(R[k, k]);
+                    let x2[i, k] = A[l, l] - B[k, k] * im(W[j]) * (C[i, l, l] - 2 * C[i, l, l]);
+                    T[k, j] -= 2 * T[j, k] + tanh(T[l, l]) * B[l, l] - V[k] * x2[k, i] + x1[k] * im(x0[j, j]);
+                }
+                (vec![x0.mapv(c64::from), x1.mapv(c64::from), x2.mapv(c64::from), ], vec![])
+            };
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        })();
+        agree_complex(&optimized, &reference, 1e-9);
     }
 }

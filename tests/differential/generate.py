@@ -11,8 +11,12 @@ zero included). Blocks mix let and scalar statements, =, += and -= into existing
 may read themselves, broadcasts, repeated indices, Rust scalars, literals, element-wise
 functions, division and point-wise nested sums, so every pass gets something to rewrite.
 
-Two families share the generator:
+Three families share the generator:
 * small blocks (n in 0..=4, f64): every language feature, many cases;
+* typed blocks (n in 0..=4): `i64` (literals, scalars and functions an integer statement takes;
+  results must agree exactly: wrapping sums do not depend on their order) and `c64` with the
+  rank-1 inputs `U`, `V` real `f64` tensors and the Rust scalars real (read as they lie in
+  complex statements), with `conj`, `re` and `im` among the functions;
 * large blocks (n in {33, 70, 130}, f32 or f64, three index letters so a step has at most three
   loops): past the GEMM and threading thresholds, each run under 1- and 4-thread pools.
 In both, `T` is a writable view and `R` a second name for it (reads of `R` must see `T` as the
@@ -28,6 +32,16 @@ HERE = pathlib.Path(__file__).resolve().parent
 OUTPUT = HERE.parent / "test_differential.rs"
 BLOCKS = 48
 LARGE_BLOCKS = 12
+TYPED_BLOCKS = 16
+# What a factor may be, per element type: literals, Rust scalars, functions, and whether `/`
+# (an element-wise quotient) is allowed.
+LITERALS = {"f64": ["2", "0.5", "-1.5", "3"], "i64": ["2", "3", "-1"], "c64": ["2", "0.5", "-1.5", "3"]}
+SCALARS = {"f64": ["alpha", "{ beta * 2.0 }"], "i64": ["alpha", "{ beta * 2 }"], "c64": ["alpha", "{ beta * 2.0 }"]}
+FUNCTIONS = {
+    "f64": ["exp", "tanh", "abs", "sin"],
+    "i64": ["abs"],
+    "c64": ["exp", "tanh", "abs", "sin", "conj", "re", "im"],
+}
 INDICES = ["i", "j", "k", "l"]
 LARGE_INDICES = ["i", "j", "k"]
 # Read-only operands (name -> rank); `R` is a second name for the target `T`.
@@ -51,7 +65,7 @@ mod common;
 
 use common::{assert_close, data};
 use proptest::prelude::*;
-use tensor_dsl::{__tensor_unoptimized, tensor, Real, Tensor};
+use tensor_dsl::{__tensor_unoptimized, c64, tensor, Real, Tensor};
 
 /// Everything a block produces: its `let` tensors and targets, then its scalars.
 type Results<T> = (Vec<Tensor<T>>, Vec<T>);
@@ -69,6 +83,40 @@ fn agree<T: Real>(got: &Results<T>, expected: &Results<T>, rtol: f64) {
     }
 }
 
+/// Typed blocks: results whose elements agree within `rtol` of the largest magnitude.
+fn agree_complex(got: &Results<c64>, expected: &Results<c64>, rtol: f64) {
+    assert_eq!(got.0.len(), expected.0.len(), "tensor count");
+    assert_eq!(got.1.len(), expected.1.len(), "scalar count");
+    let pairs = got.0.iter().zip(&expected.0).flat_map(|(got, expected)| {
+        assert_eq!(got.shape(), expected.shape(), "shapes differ");
+        got.iter().copied().zip(expected.iter().copied())
+    });
+    let pairs: Vec<(c64, c64)> = pairs.chain(got.1.iter().copied().zip(expected.1.iter().copied())).collect();
+    let scale = pairs.iter().fold(1.0f64, |m, (_, e)| m.max(e.norm()));
+    for (k, (g, e)) in pairs.into_iter().enumerate() {
+        assert!((g - e).norm() <= rtol * scale, "value {k}: got {g}, expected {e}");
+    }
+}
+
+/// Integer test data in -9..=9 (the rule of `data`, reduced).
+fn integers(shape: &[usize], seed: usize) -> Tensor<i64> {
+    let mut t = 0usize;
+    Tensor::from_fn(shape, |_| {
+        t += 1;
+        ((t * 7919 + (seed + 1) * 104_729) % 19) as i64 - 9
+    })
+}
+
+/// Complex test data: `data`'s values for seed `seed` plus i times those for `seed + 50`.
+fn complexes(shape: &[usize], seed: usize) -> Tensor<c64> {
+    let (re, im) = (data::<f64>(shape, seed), data::<f64>(shape, seed + 50));
+    let mut parts = re.iter().zip(im.iter());
+    Tensor::from_fn(shape, |_| {
+        let (&re, &im) = parts.next().expect("one part per element");
+        c64::new(re, im)
+    })
+}
+
 /// Runs `f` in a rayon pool of `threads` threads.
 fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new()
@@ -81,8 +129,9 @@ fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
 
 
 class Block:
-    def __init__(self, rng, indices=INDICES, inputs=INPUTS):
+    def __init__(self, rng, indices=INDICES, inputs=INPUTS, element="f64"):
         self.rng = rng
+        self.element = element
         self.indices = indices
         self.inputs = inputs
         self.lets = {}  # name -> rank (tensors made by this block)
@@ -100,12 +149,12 @@ class Block:
         if roll < 0.55 or depth > 1:
             return self.access(readable)
         if roll < 0.65:
-            return self.rng.choice(["2", "0.5", "-1.5", "3"]), set()
+            return self.rng.choice(LITERALS[self.element]), set()
         if roll < 0.72:
-            return self.rng.choice(["alpha", "{ beta * 2.0 }"]), set()
+            return self.rng.choice(SCALARS[self.element]), set()
         if roll < 0.85:
             inner, used = self.access(readable)
-            function = self.rng.choice(["exp", "tanh", "abs", "sin"])
+            function = self.rng.choice(FUNCTIONS[self.element])
             if function == "exp":
                 inner = f"{inner} / 4"
             return f"{function}({inner})", used
@@ -117,6 +166,9 @@ class Block:
             letters = left[left.index("[") + 1 : -1]
             return f"({left} - 2 * {name}[{letters}])", used
         inner, used = self.access(readable)
+        if self.element == "i64":
+            # No `/` over integers: a product with a shifted copy instead.
+            return f"{inner} * (2 - {inner})", used
         return f"{inner} / (2 + abs({inner}))", used
 
     def term(self, readable):
@@ -165,7 +217,8 @@ class Block:
                 # Read the target: in place (its own access) or transposed / summed.
                 own = f"{target}[{', '.join(lhs)}]"
                 other = f"{target}[{', '.join(reversed(lhs))}]" if len(lhs) > 1 else f"{target}[{self.rng.choice([x for x in self.indices if x not in lhs])}]"
-                rhs = f"{self.rng.choice(['0.5', '2', 'alpha'])} * {self.rng.choice([own, own, other])} + {rhs}"
+                weight = self.rng.choice(['3' if self.element == 'i64' else '0.5', '2', 'alpha'])
+                rhs = f"{weight} * {self.rng.choice([own, own, other])} + {rhs}"
             self.statements.append(f"{target}[{', '.join(lhs)}] {op} {rhs};")
         else:
             name = f"s{len(self.scalars)}"
@@ -238,11 +291,74 @@ proptest! {{
 """
 
 
+def typed_block_test(number, rng):
+    element = ["i64", "c64"][number % 2]
+    block = Block(rng, element=element)
+    for _ in range(rng.randint(1, 4)):
+        block.statement()
+    body = "\n                    ".join(block.statements)
+    if element == "c64":
+        # Real lets and scalars (of real operands only) are widened to compare.
+        lets = "".join(f"{name}.mapv(c64::from), " for name in block.lets)
+        scalars = ", ".join(f"c64::from({name})" for name in block.scalars)
+        inputs = """let beta = alpha / 3.0;
+        let (A_stored, B) = (complexes(&[n, n], seed), complexes(&[n, n], seed + 1));
+        let C_stored = complexes(&[n, n, n], seed + 2);
+        // Real rank-1 inputs: read as they lie in complex statements.
+        let (U, V) = (data::<f64>(&[n], seed + 3), data::<f64>(&[n], seed + 4));
+        let (t0, w0) = (complexes(&[n, n], seed + 5), complexes(&[n], seed + 6));"""
+        compare = "agree_complex(&optimized, &reference, 1e-9);"
+    else:
+        lets = "".join(f"{name}.clone(), " for name in block.lets)
+        scalars = ", ".join(block.scalars)
+        inputs = """let alpha = (alpha * 3.0) as i64;
+        let beta = alpha - 1;
+        let (A_stored, B) = (integers(&[n, n], seed), integers(&[n, n], seed + 1));
+        let C_stored = integers(&[n, n, n], seed + 2);
+        let (U, V) = (integers(&[n], seed + 3), integers(&[n], seed + 4));
+        let (t0, w0) = (integers(&[n, n], seed + 5), integers(&[n], seed + 6));"""
+        compare = "assert!(optimized == reference, \"{optimized:?} against {reference:?}\");"
+
+    def run(macro):
+        return f"""|| {{
+            let (mut stored, mut W) = (t0.clone(), w0.clone());
+            let (mut tensors, scalars) = {{
+                let T = stored.view_mut();
+                let R = &T;
+                {macro}! {{
+                    {body}
+                }}
+                (vec![{lets}], vec![{scalars}])
+            }};
+            tensors.extend([stored, W]);
+            (tensors, scalars)
+        }}"""
+
+    return f"""
+proptest! {{
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn typed_block_{number:02}(n in 0usize..=4, seed in 0usize..1000, alpha in -2.0f64..2.0) {{
+        {inputs}
+        let A = A_stored.view().permuted_axes(&[1, 0]);
+        let C = C_stored.view().permuted_axes(&[2, 0, 1]);
+        let optimized: Results<{element}> = ({run("tensor")})();
+        let reference: Results<{element}> = ({run("__tensor_unoptimized")})();
+        {compare}
+    }}
+}}
+"""
+
+
 def generate():
     rng = random.Random(20261122)
     small = "".join(block_test(n, rng) for n in range(BLOCKS))
     large = "".join(block_test(n, rng, large=True) for n in range(LARGE_BLOCKS))
-    return HEADER + small + large
+    # A generator of their own, so the other families' blocks stay as they were.
+    typed_rng = random.Random(20261125)
+    typed = "".join(typed_block_test(n, typed_rng) for n in range(TYPED_BLOCKS))
+    return HEADER + small + large + typed
 
 
 def rustfmt(text):
