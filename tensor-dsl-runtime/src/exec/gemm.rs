@@ -40,7 +40,7 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 /// elements) or is too small runs as a loop nest.
 ///
 /// A real operand of a complex step (a tensor of parts) is read where it lies: by real GEMMs on
-/// the complex operand's and the target's parts where α and β are real ([`gemm_with_parts`]),
+/// the complex operand's and the target's parts where α and β are real (`gemm_with_parts`),
 /// else by the loop nest, which converts each element as it loads it.
 pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool; 2]) {
     step.assert_on_host();
