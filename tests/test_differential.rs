@@ -3042,6 +3042,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3055,6 +3056,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3085,6 +3087,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3099,6 +3102,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3130,6 +3134,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3143,6 +3148,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3173,6 +3179,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3189,6 +3196,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3222,6 +3230,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3237,6 +3246,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3269,6 +3279,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3285,6 +3296,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3318,6 +3330,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3331,6 +3344,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3361,6 +3375,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3375,6 +3390,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3406,6 +3422,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3420,6 +3437,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3451,6 +3469,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3466,6 +3485,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3498,6 +3518,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3513,6 +3534,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3545,6 +3567,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3561,6 +3584,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3594,6 +3618,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3609,6 +3634,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3641,6 +3667,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3654,6 +3681,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3684,6 +3712,7 @@ proptest! {
         let optimized: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3700,6 +3729,7 @@ proptest! {
         let reference: Results<i64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {
@@ -3733,6 +3763,7 @@ proptest! {
         let optimized: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 tensor! {
@@ -3749,6 +3780,7 @@ proptest! {
         let reference: Results<c64> = (|| {
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {
+                // `T` is a writable view and `R` a second name for it.
                 let T = stored.view_mut();
                 let R = &T;
                 __tensor_unoptimized! {

@@ -227,18 +227,11 @@ class Block:
             self.statements.append(f"let {name} = {rhs};")
 
 
-def block_test(number, rng, large=False):
-    block = Block(rng, LARGE_INDICES, LARGE_INPUTS) if large else Block(rng)
-    for _ in range(rng.randint(1, 3 if large else 4)):
-        block.statement()
-    body = "\n                    ".join(block.statements)
-    lets = "".join(f"{name}.clone(), " for name in block.lets)
-    scalars = ", ".join(block.scalars)
-    element = rng.choice(["f32", "f64"]) if large else "f64"
-    rtol = "1e-3" if element == "f32" else "1e-9"
-
-    def run(macro):
-        return f"""|| {{
+def run_closure(macro, body, lets, scalars):
+    """A closure running the block with `macro` on fresh copies of the targets, returning its
+    `let` tensors (`lets`, each converted as the caller says), then its targets, and its
+    scalars."""
+    return f"""|| {{
             let (mut stored, mut W) = (t0.clone(), w0.clone());
             let (mut tensors, scalars) = {{
                 // `T` is a writable view and `R` a second name for it.
@@ -252,6 +245,20 @@ def block_test(number, rng, large=False):
             tensors.extend([stored, W]);
             (tensors, scalars)
         }}"""
+
+
+def block_test(number, rng, large=False):
+    block = Block(rng, LARGE_INDICES, LARGE_INPUTS) if large else Block(rng)
+    for _ in range(rng.randint(1, 3 if large else 4)):
+        block.statement()
+    body = "\n                    ".join(block.statements)
+    lets = "".join(f"{name}.clone(), " for name in block.lets)
+    scalars = ", ".join(block.scalars)
+    element = rng.choice(["f32", "f64"]) if large else "f64"
+    rtol = "1e-3" if element == "f32" else "1e-9"
+
+    def run(macro):
+        return run_closure(macro, body, lets, scalars)
 
     if large:
         extents = "n in prop::sample::select(vec![33usize, 70, 130])"
@@ -320,19 +327,7 @@ def typed_block_test(number, rng):
         compare = "assert!(optimized == reference, \"{optimized:?} against {reference:?}\");"
 
     def run(macro):
-        return f"""|| {{
-            let (mut stored, mut W) = (t0.clone(), w0.clone());
-            let (mut tensors, scalars) = {{
-                let T = stored.view_mut();
-                let R = &T;
-                {macro}! {{
-                    {body}
-                }}
-                (vec![{lets}], vec![{scalars}])
-            }};
-            tensors.extend([stored, W]);
-            (tensors, scalars)
-        }}"""
+        return run_closure(macro, body, lets, scalars)
 
     return f"""
 proptest! {{
