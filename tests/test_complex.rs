@@ -221,3 +221,40 @@ fn shape_errors_over_complex_tensors_are_errors_and_write_nothing() {
     assert!(error.to_string().contains('k'), "{error}");
     assert!(c.iter().all(|&x| x == c64::new(7.0, 7.0)));
 }
+
+#[test]
+fn conj_in_products_of_three_or_more_runs_pairwise_without_copies() {
+    // h_mo[i, j] = Σ conj(c[p, i]) h[p, q] c[q, j]: the basis change of quantum chemistry.
+    for n in [1, 7, 13, 48] {
+        let c = values(&[n, n], 12);
+        let h = values(&[n, n], 13);
+        let adjoint = Tensor::from_fn([n, n], |ix| c[[ix[1], ix[0]]]);
+        let expected = matmul(&matmul(&adjoint, &h, [true, false]), &c, [false; 2]);
+        tensor! { let h_mo[i, j] = conj(c[p, i]) * h[p, q] * c[q, j]; }
+        assert_close(&h_mo, &expected, 1e-13);
+        // Conjugation on two of four factors, one of them last.
+        let d = values(&[n, n], 14);
+        tensor! { let four[i, j] = conj(c[p, i]) * h[p, q] * d[q, r] * conj(c[j, r]); }
+        let right = Tensor::from_fn([n, n], |ix| c[[ix[1], ix[0]]]);
+        let expected = matmul(
+            &matmul(&matmul(&adjoint, &h, [true, false]), &d, [false; 2]),
+            &right,
+            [false, true],
+        );
+        assert_close(&four, &expected, 1e-13);
+    }
+    // Past the GEMM threshold, the conjugated product allocates what the plain one does.
+    let n = 64;
+    let (c, h) = (values(&[n, n], 15), values(&[n, n], 16));
+    let mut out = Tensor::<c64>::zeros([n, n]);
+    tensor! { out[i, j] = c[p, i] * h[p, q] * c[q, j]; }
+    let plain = allocations(|| tensor! { out[i, j] = c[p, i] * h[p, q] * c[q, j]; });
+    let conjugated = allocations(|| tensor! { out[i, j] = conj(c[p, i]) * h[p, q] * c[q, j]; });
+    assert_eq!(
+        conjugated, plain,
+        "a conjugated factor must not be copied: {conjugated} allocations against {plain}"
+    );
+    let adjoint = Tensor::from_fn([n, n], |ix| c[[ix[1], ix[0]]]);
+    let expected = matmul(&matmul(&adjoint, &h, [true, false]), &c, [false; 2]);
+    assert_close(&out, &expected, 1e-13);
+}

@@ -210,6 +210,12 @@ fn real_tensors_into_an_existing_complex_target_and_three_factor_products() {
     tensor! { let w[i, j] = a[i, k] * b[k, l] * u[l, j]; }
     let expected = matmul(&matmul(&widened(&a), &b), &widened(&u));
     assert_close(&w, &expected);
+
+    // A real operator in a complex basis, the basis conjugated on the left.
+    let (c, h) = (complex(&[50, 40], 23), real(&[50, 50], 24));
+    tensor! { let h_mo[i, j] = conj(c[p, i]) * h[p, q] * c[q, j]; }
+    let adjoint = Tensor::from_fn([40, 50], |ix| c[[ix[1], ix[0]]].conj());
+    assert_close(&h_mo, &matmul(&matmul(&adjoint, &widened(&h)), &c));
 }
 
 #[test]

@@ -748,13 +748,16 @@ impl StatementEmitter<'_> {
                 Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
                 // Which loops each factor uses, and each loop's GEMM role, the runtime reads
                 // off the proven accesses: nothing it trusts travels separately.
-                Kernel::Network(_) => hygienic! {
+                Kernel::Network(_) => {
+                    let conj = conjugated_factors(step);
+                    hygienic! {
                     {
                         // The contraction order, chosen once per shape at this call site.
                         static __PLANS: #p::PlanCache = #p::PlanCache::new();
-                        #p::contract_network(#proven, &__PLANS)
+                        #p::contract_network(#proven, #conj, &__PLANS)
                     }
-                },
+                    }
+                }
                 Kernel::Gemm(_) => {
                     let conj = conjugated(step);
                     hygienic!(#p::contract(#proven, #conj))
@@ -954,12 +957,15 @@ impl StatementEmitter<'_> {
             Kernel::LoopNest => hygienic! {
                 #p::Backend::evaluate(&__backend, #proven, move |__x| #body, #module, #scalar_values)
             },
-            Kernel::Network(_) => hygienic! {
-                {
-                    static __PLANS: #p::PlanCache = #p::PlanCache::new();
-                    #p::Backend::contract_network(&__backend, #proven, &__PLANS, #module, #scalar_values)
+            Kernel::Network(_) => {
+                let conj = conjugated_factors(step);
+                hygienic! {
+                    {
+                        static __PLANS: #p::PlanCache = #p::PlanCache::new();
+                        #p::Backend::contract_network(&__backend, #proven, #conj, &__PLANS, #module, #scalar_values)
+                    }
                 }
-            },
+            }
             Kernel::Gemm(_) => {
                 let conj = conjugated(step);
                 hygienic!(#p::Backend::contract(&__backend, #proven, #conj, #module, #scalar_values))
@@ -1095,6 +1101,15 @@ fn first_access(expr: &Expr) -> Option<TensorId> {
         first.get_or_insert(access.tensor);
     });
     first
+}
+
+/// Which factors of a product step the pairwise GEMMs conjugate, as the runtime's `[bool; N]`.
+fn conjugated_factors(step: &Step) -> TokenStream {
+    let flags = crate::lower::product_factors(step)
+        .expect("a network step is a product of tensors")
+        .into_iter()
+        .map(|(_, conjugated)| conjugated);
+    quote::quote!([#(#flags),*])
 }
 
 /// Which factors of a GEMM step the kernel conjugates, as the runtime's `[bool; 2]`: a `conj`

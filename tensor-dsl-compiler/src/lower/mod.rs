@@ -254,13 +254,10 @@ fn gemm_roles(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Role>> {
 /// The loops of each factor when a step sums a product of three or more tensors (and nothing
 /// else), which pairwise contraction in a good order beats by orders of magnitude.
 fn network_factors(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Vec<usize>>> {
-    let [term] = &step.terms[..] else {
-        return None;
-    };
-    let mut factors = Vec::new();
-    if step.reduction.is_empty() || !product_of_accesses(&term.expr, &mut factors) {
+    if step.reduction.is_empty() {
         return None;
     }
+    let factors = product_factors(step)?;
     let loops: Vec<&IndexVar> = lhs.iter().copied().chain(&step.reduction).collect();
     if factors.len() < 3 || loops.len() > 64 {
         return None;
@@ -268,7 +265,7 @@ fn network_factors(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Vec<usize>>> {
     Some(
         factors
             .iter()
-            .map(|access| {
+            .map(|(access, _)| {
                 let mut uses: Vec<usize> = access
                     .vars()
                     .map(|var| {
@@ -286,16 +283,32 @@ fn network_factors(step: &Step, lhs: &[&IndexVar]) -> Option<Vec<Vec<usize>>> {
     )
 }
 
-fn product_of_accesses<'e>(expr: &'e Expr, factors: &mut Vec<&'e crate::ir::Access>) -> bool {
+/// The factors of a step whose one term is a product of tensors, each perhaps conjugated
+/// (`conj(c[p, i]) * h[p, q] * c[q, j]`), in reading order: each access and whether it is
+/// conjugated (a flag of the pairwise GEMM that reads it, as for [`gemm_factors`]).
+pub fn product_factors(step: &Step) -> Option<Vec<(&crate::ir::Access, bool)>> {
+    let [term] = &step.terms[..] else {
+        return None;
+    };
+    let mut factors = Vec::new();
+    product_of_accesses(&term.expr, &mut factors).then_some(factors)
+}
+
+fn product_of_accesses<'e>(
+    expr: &'e Expr,
+    factors: &mut Vec<(&'e crate::ir::Access, bool)>,
+) -> bool {
     match expr {
-        Expr::Access(access) => {
-            factors.push(access);
-            true
-        }
         Expr::Binary(BinaryOp::Mul, left, right) => {
             product_of_accesses(left, factors) && product_of_accesses(right, factors)
         }
-        _ => false,
+        _ => match gemm_factor(expr) {
+            Some(factor) => {
+                factors.push(factor);
+                true
+            }
+            None => false,
+        },
     }
 }
 

@@ -74,6 +74,8 @@ impl Backend for Device {
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
+        // Device elements are real (`DeviceElement`): each its own conjugate.
+        _conj: [bool; N],
         cache: &PlanCache,
         module: &StepModule<'_>,
         scalars: &[T],

@@ -109,10 +109,11 @@ pub trait Backend {
         module: &StepModule<'_>,
         scalars: &[T],
     );
-    /// A product of three or more tensors.
+    /// A product of three or more tensors, the factors `conj` names conjugated.
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
+        conj: [bool; N],
         cache: &PlanCache,
         module: &StepModule<'_>,
         scalars: &[T],
@@ -167,11 +168,12 @@ impl Backend for Host {
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
+        conj: [bool; N],
         cache: &PlanCache,
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        super::network::contract_network(step, cache)
+        super::network::contract_network(step, conj, cache)
     }
 }
 

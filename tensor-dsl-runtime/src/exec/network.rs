@@ -66,21 +66,39 @@ impl PlanCache {
 }
 
 /// `target (=|+=|← β·target +) α · Σ Π operands`: same contract as [`evaluate`] with the body
-/// "product of all operands", run as pairwise contractions through temporaries in the order
-/// cached for these extents. Which loops each factor uses is read off its access.
+/// "product of all operands", the operands `conj` names conjugated, run as pairwise
+/// contractions through temporaries in the order cached for these extents (a conjugation a
+/// flag of the GEMM that reads the factor, never a conjugated copy). Which loops each factor
+/// uses is read off its access.
 pub fn contract_network<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
+    conj: [bool; N],
     cache: &PlanCache,
 ) {
     step.assert_on_host();
     if !pairwise(&step) {
-        return evaluate(step, product);
+        return if conj.contains(&true) {
+            evaluate(step, move |values: [T; N]| {
+                product::<T, N>(std::array::from_fn(|k| {
+                    if conj[k] {
+                        values[k].conj()
+                    } else {
+                        values[k]
+                    }
+                }))
+            })
+        } else {
+            evaluate(step, product)
+        };
     }
     let pairing = Pairing::new(&step, cache);
     // Allocated before any contraction runs, and alive until the last.
     let mut buffers = pairing.host_temporaries::<T>();
-    for pair in pairing.steps(&step, &buffers.starts(), Memory::Host) {
-        contract(pair, [false; 2]);
+    let steps = pairing.steps(&step, &buffers.starts(), Memory::Host);
+    for (pair, &(x, y)) in steps.into_iter().zip(&pairing.order) {
+        // Intermediates are never conjugated: only the factors themselves.
+        let flag = |p: usize| p < N && conj[p];
+        contract(pair, [flag(x), flag(y)]);
     }
 }
 

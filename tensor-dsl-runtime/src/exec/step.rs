@@ -713,7 +713,9 @@ mod tests {
                 match kernel {
                     0 => crate::exec::loop_nest::evaluate(step, |[x, y]| x * y),
                     1 => crate::exec::gemm::contract(step, [false; 2]),
-                    _ => crate::exec::network::contract_network(step, &PlanCache::new()),
+                    _ => {
+                        crate::exec::network::contract_network(step, [false; 2], &PlanCache::new())
+                    }
                 }
             }));
             let message = outcome.unwrap_err();
