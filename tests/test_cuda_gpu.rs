@@ -185,3 +185,28 @@ fn gemm_at_cublas_speed_and_element_wise_at_copy_bandwidth() {
         "fused element-wise below 70 % of a copy"
     );
 }
+
+/// Integer tensors on a GPU: the same bits as the host, overflow wrapping as there.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn integer_statements_equal_the_host_bit_for_bit() {
+    let device = gpu();
+    let wide = |shape: &[usize], seed: i64| {
+        let mut state = seed;
+        Tensor::from_fn(shape, |_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 3
+        })
+    };
+    let (a, b) = (wide(&[300, 257], 1), wide(&[257, 129], 2));
+    let (da, db) = (
+        CudaTensor::from_host(&device, &a).unwrap(),
+        CudaTensor::from_host(&device, &b).unwrap(),
+    );
+    tensor! { let c[i, j] = a[i, k] * b[k, j] - abs(a[i, k]); let s = c[i, j] * 3; }
+    tensor! { let dc[i, j] = da[i, k] * db[k, j] - abs(da[i, k]); let ds = dc[i, j] * 3; }
+    assert_eq!(dc.to_host().unwrap(), c);
+    assert_eq!(ds, s);
+}

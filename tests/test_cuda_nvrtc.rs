@@ -1,6 +1,6 @@
 //! Every CUDA module the test suite's `tensor!` blocks generate (the acceptance corpus
-//! included), for f32 and f64, compiles with NVRTC to an `sm_90` cubin without spilling
-//! registers. Without NVRTC on the loader path the test says so and stops, unless
+//! included), for every device element type (f32, f64, i32, i64), compiles with NVRTC to an
+//! `sm_90` cubin without spilling registers. Without NVRTC on the loader path the test says so and stops, unless
 //! `REQUIRE_NVRTC=1` (as in CI), which turns a missing NVRTC into a failure.
 #![cfg(feature = "cuda")]
 
@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use rayon::prelude::*;
 use tensor_dsl::cuda::nvrtc;
-use tensor_dsl_compiler::cuda::{self, Real};
+use tensor_dsl_compiler::cuda::{self, DeviceType};
 use tensor_dsl_compiler::{trace, Config, Flavor};
 
 /// The bodies of `tensor! { … }` and `try_tensor! { … }` calls in `text`.
@@ -64,9 +64,12 @@ fn every_generated_module_compiles_without_spills() {
                 continue;
             };
             statements += traced.plan.statements.len();
-            for real in [Real::F32, Real::F64] {
-                for steps in cuda::modules(&traced.plan, real) {
-                    texts.extend(steps.into_iter().map(|(_, text)| text));
+            for element in DeviceType::ALL {
+                for steps in cuda::modules(&traced.plan, element) {
+                    // A step its statement cannot have over a type (a `/` over integers) has
+                    // no module.
+                    let written = steps.into_iter().map(|(_, text)| text);
+                    texts.extend(written.filter(|text| !text.is_empty()));
                 }
             }
         }

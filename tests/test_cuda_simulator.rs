@@ -364,3 +364,72 @@ fn powi_exponents_computed_by_rust_reach_the_kernel_exactly() {
     );
     assert_eq!(dq[[1]], 0.0);
 }
+
+/// Integer test data spanning the whole range of `T`, so sums and products overflow.
+fn wide<T: tensor_dsl::Element>(
+    shape: &[usize],
+    seed: u64,
+    convert: impl Fn(u64) -> T,
+) -> Tensor<T> {
+    let mut state = seed;
+    Tensor::from_fn(shape, |_| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        convert(state >> 7)
+    })
+}
+
+/// Integer tensors on the device: element-wise arithmetic, `abs`, `max`, `min`, contractions
+/// (run as modules: cuBLAS has no integer GEMM), products of three, sums to a scalar and
+/// updates, every result bit for bit the host's, overflow wrapping as there.
+#[test]
+fn integer_statements_wrap_exactly_as_on_the_host() {
+    let device = CudaDevice::simulator();
+    let a = wide(&[37, 300], 1, |x| x as i64);
+    let b = wide(&[300, 29], 2, |x| x as i64);
+    let v = wide(&[29], 3, |x| x as i64);
+    let (da, db, dv) = (
+        CudaTensor::from_host(&device, &a).unwrap(),
+        CudaTensor::from_host(&device, &b).unwrap(),
+        CudaTensor::from_host(&device, &v).unwrap(),
+    );
+    let k = 3i64;
+    let mut host = Tensor::<i64>::zeros([37, 29]);
+    let mut on_device = CudaTensor::<i64>::zeros(&device, [37, 29]).unwrap();
+    tensor! {
+        let c[i, j] = a[i, l] * b[l, j];
+        let e[i, j] = abs(c[i, j]) - max(c[i, j], 2 * c[i, j]) + min(-c[i, j], {k}) * 3;
+        let t[i] = a[i, l] * b[l, j] * v[j];
+        let s = c[i, j] * c[i, j];
+        host[i, j] = 2 * host[i, j] + c[i, j] - k;
+    }
+    tensor! {
+        let dc[i, j] = da[i, l] * db[l, j];
+        let de[i, j] = abs(dc[i, j]) - max(dc[i, j], 2 * dc[i, j]) + min(-dc[i, j], {k}) * 3;
+        let dt[i] = da[i, l] * db[l, j] * dv[j];
+        let ds = dc[i, j] * dc[i, j];
+        on_device[i, j] = 2 * on_device[i, j] + dc[i, j] - k;
+    }
+    assert_eq!(dc.to_host().unwrap(), c);
+    assert_eq!(de.to_host().unwrap(), e);
+    assert_eq!(dt.to_host().unwrap(), t);
+    assert_eq!(ds, s);
+    assert_eq!(on_device.to_host().unwrap(), host);
+    // The sums did overflow: the wrapped result is not the exact one.
+    let exact: i128 = (0..300)
+        .map(|l| a[[0, l]] as i128 * b[[l, 0]] as i128)
+        .sum();
+    assert_ne!(exact, c[[0, 0]] as i128);
+
+    // i32, through views.
+    let x = wide(&[13, 7], 4, |x| x as i32);
+    let y = wide(&[7, 13], 5, |x| x as i32);
+    let (dx, dy) = (
+        CudaTensor::from_host(&device, &x).unwrap(),
+        CudaTensor::from_host(&device, &y).unwrap(),
+    );
+    tensor! { let z[i, j] = x[i, l] * y[l, j] - x[i, l] * x[i, l]; }
+    tensor! { let dz[i, j] = dx[i, l] * dy[l, j] - dx[i, l] * dx[i, l]; }
+    assert_eq!(dz.to_host().unwrap(), z);
+}

@@ -1,4 +1,4 @@
-//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64]`: the
+//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64|i32|i64]`: the
 //! tensor! compiler's work on a block, stage by stage — the checked IR, the IR after each pass,
 //! the plan of each statement in loop notation, the generated Rust, with extents its FLOPs and
 //! temporaries, and with `--cuda` the CUDA module of each plan step.
@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 use tensor_dsl_compiler::{cuda, lower, trace, Config, Flavor};
 
 const USAGE: &str = "\
-usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64]
+usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64|i32|i64]
 
 Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
 each statement, and the generated Rust. With --extent for every index, also the FLOP count
@@ -25,7 +25,7 @@ struct Options {
     source: String,
     extents: HashMap<String, usize>,
     optimize: bool,
-    cuda: Option<cuda::Real>,
+    cuda: Option<cuda::DeviceType>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -46,9 +46,15 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--no-optimize" => options.optimize = false,
             "--cuda" => {
                 options.cuda = match args.next().map(String::as_str) {
-                    Some("f32") => Some(cuda::Real::F32),
-                    Some("f64") => Some(cuda::Real::F64),
-                    _ => return Err("`--cuda` needs the element type, f32 or f64".to_owned()),
+                    Some("f32") => Some(cuda::DeviceType::F32),
+                    Some("f64") => Some(cuda::DeviceType::F64),
+                    Some("i32") => Some(cuda::DeviceType::I32),
+                    Some("i64") => Some(cuda::DeviceType::I64),
+                    _ => {
+                        return Err(
+                            "`--cuda` needs the element type, f32, f64, i32 or i64".to_owned()
+                        )
+                    }
                 }
             }
             "--extent" => {
@@ -143,6 +149,12 @@ fn explain(options: &Options) -> Result<String, String> {
     if let Some(real) = options.cuda {
         for (s, steps) in cuda::modules(&trace.plan, real).iter().enumerate() {
             for (k, (_, text)) in steps.iter().enumerate() {
+                let text = if text.is_empty() {
+                    "(none: a statement of this element type cannot hold this step, such as a `/` \
+                     over integers, and tensor! refuses it at compile time)\n"
+                } else {
+                    text.as_str()
+                };
                 out.push_str(&format!("\nCUDA module, statement {s}, step {k}:\n{text}"));
             }
         }

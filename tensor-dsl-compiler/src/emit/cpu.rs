@@ -929,8 +929,10 @@ impl StatementEmitter<'_> {
         let p = self.cx.private();
         let text =
             |real| crate::emit::cuda::step_module(self.plan, self.statement_plan, step, real);
-        let (shape, f32_text) = text(crate::emit::cuda::Real::F32);
-        let (_, f64_text) = text(crate::emit::cuda::Real::F64);
+        let (shape, f32_text) = text(crate::emit::cuda::DeviceType::F32);
+        let (_, f64_text) = text(crate::emit::cuda::DeviceType::F64);
+        let (_, i32_text) = text(crate::emit::cuda::DeviceType::I32);
+        let (_, i64_text) = text(crate::emit::cuda::DeviceType::I64);
         let crate::emit::cuda::ModuleShape {
             operands,
             loops,
@@ -939,9 +941,15 @@ impl StatementEmitter<'_> {
         } = shape;
         let module = hygienic! {
             {
-                // SAFETY: both texts are the modules `emit::cuda` wrote for this very step.
+                // SAFETY: the texts are the modules `emit::cuda` wrote for this very step.
                 const __MODULE: #p::StepModule<'static> = unsafe {
-                    #p::StepModule::new(#f32_text, #f64_text, #operands, #loops, #target_loops, #scalars)
+                    #p::StepModule::new(
+                        [#f32_text, #f64_text, #i32_text, #i64_text],
+                        #operands,
+                        #loops,
+                        #target_loops,
+                        #scalars,
+                    )
                 };
                 &__MODULE
             }

@@ -25,17 +25,56 @@ pub const BLOCK: usize = 256;
 
 /// The element type a module is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Real {
+pub enum DeviceType {
     F32,
     F64,
+    I32,
+    I64,
 }
 
-impl Real {
-    fn c_type(self) -> &'static str {
-        match self {
-            Real::F32 => "float",
-            Real::F64 => "double",
-        }
+impl DeviceType {
+    /// Every type a module is written for, in the order `StepModule::new` takes their texts.
+    pub const ALL: [DeviceType; 4] = [
+        DeviceType::F32,
+        DeviceType::F64,
+        DeviceType::I32,
+        DeviceType::I64,
+    ];
+
+    /// The module's definition of `real`, its element type. Integers are a struct whose
+    /// arithmetic wraps, as the host's does: signed overflow is undefined in C++, so it is done
+    /// in the unsigned type of the same width.
+    fn definition(self) -> String {
+        let (signed, unsigned) = match self {
+            DeviceType::F32 => return "typedef float real;".to_owned(),
+            DeviceType::F64 => return "typedef double real;".to_owned(),
+            DeviceType::I32 => ("int", "unsigned int"),
+            DeviceType::I64 => ("long long", "unsigned long long"),
+        };
+        let wrapping = |op: char| {
+            format!(
+                "__device__ __forceinline__ real operator{op}(real x, real y) {{ \
+                 return real(({signed})(({unsigned})x.v {op} ({unsigned})y.v)); }}\n"
+            )
+        };
+        format!(
+            "struct real {{\n    {signed} v;\n    real() = default;\n    \
+             template <typename X> __device__ constexpr real(X x) : v(({signed})x) {{}}\n}};\n\
+             {}{}{}\
+             __device__ __forceinline__ real operator-(real x) {{ return real(({signed})(({unsigned})0 - ({unsigned})x.v)); }}\n\
+             __device__ __forceinline__ real& operator+=(real& x, real y) {{ x = x + y; return x; }}\n\
+             __device__ __forceinline__ bool operator==(real x, real y) {{ return x.v == y.v; }}\n\
+             __device__ __forceinline__ real tdsl_abs(real x) {{ return x.v < 0 ? -x : x; }}\n\
+             __device__ __forceinline__ real tdsl_max(real x, real y) {{ return x.v < y.v ? y : x; }}\n\
+             __device__ __forceinline__ real tdsl_min(real x, real y) {{ return y.v < x.v ? y : x; }}",
+            wrapping('+'),
+            wrapping('-'),
+            wrapping('*'),
+        )
+    }
+
+    fn is_integer(self) -> bool {
+        matches!(self, DeviceType::I32 | DeviceType::I64)
     }
 
     /// A literal of this type holding exactly `value` converted to it, as Rust's `as` does.
@@ -43,14 +82,27 @@ impl Real {
         // `{:e}` is the shortest text that reads back as the same f64.
         let text = format!("{value:e}");
         match self {
-            Real::F64 => format!("({text})"),
+            DeviceType::F64 => format!("({text})"),
             // Rounded once, from the exact double, as `value as f32` rounds.
-            Real::F32 => format!("((float)({text}))"),
+            DeviceType::F32 => format!("((float)({text}))"),
+            // Integral (`admits`), so exact.
+            DeviceType::I32 | DeviceType::I64 => format!("((real)({text}))"),
         }
     }
 
     /// The CUDA math function for `function` on this type.
     fn function(self, function: Function) -> &'static str {
+        if self.is_integer() {
+            return match function {
+                Function::Abs => "tdsl_abs",
+                Function::Max => "tdsl_max",
+                Function::Min => "tdsl_min",
+                Function::Conj | Function::Re => "",
+                Function::Im => "tdsl_im",
+                // Refused over integers at compile time: `admits` keeps such modules unwritten.
+                _ => "tdsl_not_integral",
+            };
+        }
         let (double, float) = match function {
             Function::Exp => ("exp", "expf"),
             Function::Ln => ("log", "logf"),
@@ -70,9 +122,41 @@ impl Real {
             Function::Im => ("tdsl_im", "tdsl_im"),
         };
         match self {
-            Real::F32 => float,
-            Real::F64 => double,
+            DeviceType::F32 => float,
+            _ => double,
         }
+    }
+
+    /// Whether a statement over this type can hold `step`: for integers, no `/`, no function
+    /// but `abs max min conj re im`, integral literals. A step that cannot gets no module
+    /// (an empty text): `tensor!` refuses its statement over this type at compile time.
+    fn admits(self, step: &Step) -> bool {
+        fn integral(expr: &Expr) -> bool {
+            match expr {
+                Expr::Access(_) | Expr::Scalar(_) => true,
+                Expr::Literal(literal) => literal.value.fract() == 0.0,
+                Expr::Neg(operand) => integral(operand),
+                Expr::Binary(BinaryOp::Div, _, _) => false,
+                Expr::Binary(_, left, right) => integral(left) && integral(right),
+                Expr::Call(function, args, _) => {
+                    matches!(
+                        function,
+                        Function::Abs
+                            | Function::Max
+                            | Function::Min
+                            | Function::Conj
+                            | Function::Re
+                            | Function::Im
+                    ) && args.iter().all(integral)
+                }
+            }
+        }
+        !self.is_integer()
+            || step.terms.iter().all(|term| {
+                term.scale.divisors.is_empty()
+                    && term.scale.coefficient.fract() == 0.0
+                    && integral(&term.expr)
+            })
     }
 }
 
@@ -90,7 +174,7 @@ pub struct ModuleShape {
 }
 
 /// One module per step of every statement, for `real`.
-pub fn modules(plan: &Plan, real: Real) -> Vec<Vec<(ModuleShape, String)>> {
+pub fn modules(plan: &Plan, real: DeviceType) -> Vec<Vec<(ModuleShape, String)>> {
     plan.statements
         .iter()
         .map(|statement_plan| {
@@ -108,7 +192,7 @@ pub fn step_module(
     plan: &Plan,
     statement_plan: &StatementPlan,
     step: &Step,
-    real: Real,
+    real: DeviceType,
 ) -> (ModuleShape, String) {
     let statement = &plan.program.statements[statement_plan.statement];
     let lhs: Vec<&IndexVar> = statement.lhs_vars().collect();
@@ -131,12 +215,16 @@ pub fn step_module(
         target_loops: lhs.len(),
         scalars: statement.scalars.len() + statement.exponents.len(),
     };
-    let text = writer.module(step, &shape, &value);
+    let text = if real.admits(step) {
+        writer.module(step, &shape, &value)
+    } else {
+        String::new()
+    };
     (shape, text)
 }
 
 struct Writer<'a> {
-    real: Real,
+    real: DeviceType,
     loops: &'a [&'a IndexVar],
     /// For each operand, the loops it uses.
     operand_loops: Vec<Vec<usize>>,
@@ -243,8 +331,9 @@ impl Writer<'_> {
                     Function::Powi(Exponent::Computed(k)) => {
                         // The slot's bits are the exponent's (CUDA's reinterpreting intrinsics).
                         let bits = match self.real {
-                            Real::F32 => "__float_as_int",
-                            Real::F64 => "__double2loint",
+                            DeviceType::F32 => "__float_as_int",
+                            // `powi` is refused over integers (`admits`).
+                            _ => "__double2loint",
                         };
                         let slot = self.first_exponent + k;
                         format!("{name}({}, {bits}(a.scalar[{slot}]))", args[0])
@@ -257,12 +346,11 @@ impl Writer<'_> {
 
     fn module(&self, step: &Step, shape: &ModuleShape, value: &str) -> String {
         let mut out = String::new();
-        let real = self.real.c_type();
         let n = shape.operands.max(1);
         let l = shape.loops.max(1);
         let s = shape.scalars.max(1);
         let _ = writeln!(out, "// tensor-dsl step: {}", self.describe(step));
-        let _ = writeln!(out, "typedef {real} real;");
+        let _ = writeln!(out, "{}", self.real.definition());
         let _ = writeln!(out, "#ifndef TDSL_ENTRY");
         let _ = writeln!(out, "#define TDSL_ENTRY extern \"C\" __global__");
         let _ = writeln!(out, "#endif");
@@ -522,11 +610,11 @@ fn block_sum(pad: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{modules, Real};
+    use super::{modules, DeviceType};
     use crate::{trace, Config, Flavor};
     use quote::quote;
 
-    fn texts(block: proc_macro2::TokenStream, real: Real) -> String {
+    fn texts(block: proc_macro2::TokenStream, real: DeviceType) -> String {
         let traced = trace(block, Config::new(Flavor::Panic)).expect("valid block");
         modules(&traced.plan, real)
             .into_iter()
@@ -540,25 +628,41 @@ mod tests {
     fn point_wise_step_with_literal_function_and_scalar() {
         insta::assert_snapshot!(texts(
             quote! { c[i, j] += 0.1 * exp(a[i, j]) - {w} * powi(b[j, i], 3); },
-            Real::F32
+            DeviceType::F32
         ));
     }
 
     #[test]
     fn summing_step_with_a_fixed_position() {
-        insta::assert_snapshot!(texts(quote! { let r[i] = a[i, k, 0] * b[k]; }, Real::F64));
+        insta::assert_snapshot!(texts(
+            quote! { let r[i] = a[i, k, 0] * b[k]; },
+            DeviceType::F64
+        ));
     }
 
     #[test]
     fn scalar_result_in_two_passes() {
-        insta::assert_snapshot!(texts(quote! { let s = a[i, j] * a[i, j]; }, Real::F64));
+        insta::assert_snapshot!(texts(
+            quote! { let s = a[i, j] * a[i, j]; },
+            DeviceType::F64
+        ));
+    }
+
+    #[test]
+    fn integer_modules_wrap_and_leave_out_what_integers_lack() {
+        insta::assert_snapshot!(texts(
+            quote! { c[i] = 2 * c[i] - abs(a[i, k]) * max(b[k], 3); },
+            DeviceType::I32
+        ));
+        // `/` is refused over integers at compile time: the step has no integer module.
+        assert_eq!(texts(quote! { let r[i] = a[i] / 2; }, DeviceType::I64), "");
     }
 
     #[test]
     fn gemm_update_reads_its_target_through_beta() {
         insta::assert_snapshot!(texts(
             quote! { c[i, j] = 0.5 * c[i, j] + a[i, k] * b[k, j]; },
-            Real::F32
+            DeviceType::F32
         ));
     }
 }

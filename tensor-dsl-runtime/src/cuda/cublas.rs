@@ -4,7 +4,7 @@
 //! call is made only if every element it addresses is one the step proved inside its buffer
 //! ([`Call::within`]), so neither cuBLAS nor the emulation can stray.
 
-use crate::element::Element;
+use crate::element::{Element, Kind};
 use crate::exec::gemm::GemmPlan;
 use crate::exec::step::Step;
 use crate::operand::access::Mode;
@@ -80,9 +80,13 @@ fn storage(rows: usize, cols: usize, row_stride: isize, col_stride: isize) -> Op
 
 /// The cuBLAS calls of a step, in order (consecutive calls over an unmerged contracted loop
 /// accumulate with β = 1); `None` if the step is no GEMM, its layout is one cuBLAS cannot take
-/// (no unit stride in a matrix, overlapping columns, sizes past `int`), or it needs more than
-/// [`MAX_CALLS`] calls — the step's loop-nest module runs it instead.
+/// (no unit stride in a matrix, overlapping columns, sizes past `int`), its elements are
+/// integers, or it needs more than [`MAX_CALLS`] calls — the step's loop-nest module runs it instead.
 pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Option<Vec<Call<T>>> {
+    // cuBLAS multiplies floats only: integer contractions run as their modules.
+    if !matches!(T::KIND, Kind::F32 | Kind::F64) {
+        return None;
+    }
     let plan = GemmPlan::of(step, 0)?;
     let (m, n, k) = (plan.m, plan.n, plan.k);
     // Strides per matrix (A: m × k, B: k × n, C: m × n) in row-major order of the indices.

@@ -97,8 +97,9 @@ impl CudaDevice {
         self.inner.counters.stats()
     }
 
-    /// Compiles steps' modules (both element types) ahead of their first launch (the
-    /// simulator compiles them together, which is much faster than one by one).
+    /// Compiles steps' modules (those of the float types; integer modules compile at their
+    /// first launch) ahead of their first launch (the simulator compiles them together, which
+    /// is much faster than one by one).
     pub fn prepare(&self, modules: &[StepModule<'_>]) -> Result<(), CudaError> {
         let texts: Vec<&str> = modules
             .iter()

@@ -40,13 +40,16 @@ enum Storage<T: Element> {
     },
 }
 
-/// Element types a device holds: `f32` and `f64`, whose modules and cuBLAS routines the
-/// backend has. Only the constructors ask for it, so a `CudaTensor` of another element type
-/// never exists and device code may assume one of these.
+/// Element types a device holds: `f32` and `f64` (modules and cuBLAS), `i32` and `i64`
+/// (modules, with wrapping arithmetic as on the host; contractions run as modules, cuBLAS
+/// having no integer GEMM). Only the constructors ask for it, so a `CudaTensor` of another
+/// element type never exists and device code may assume one of these.
 pub trait DeviceElement: Element {}
 
 impl DeviceElement for f32 {}
 impl DeviceElement for f64 {}
+impl DeviceElement for i32 {}
+impl DeviceElement for i64 {}
 
 impl<T: DeviceElement> CudaTensor<T> {
     /// A zero-filled tensor on `device`.

@@ -21,8 +21,9 @@ use super::step::Step;
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub struct StepModule<'t> {
-    f32: &'t str,
-    f64: &'t str,
+    /// The texts for `f32`, `f64`, `i32` and `i64` elements; empty for a type the step's
+    /// statement cannot have (a `/` over integers), which is refused at compile time.
+    texts: [&'t str; 4],
     pub(crate) operands: usize,
     pub(crate) loops: usize,
     pub(crate) target_loops: usize,
@@ -39,16 +40,14 @@ impl<'t> StepModule<'t> {
     /// runs no other code. Any other text is run as is, with the step's pointers.
     #[allow(clippy::too_many_arguments)]
     pub const unsafe fn new(
-        f32: &'t str,
-        f64: &'t str,
+        texts: [&'t str; 4],
         operands: usize,
         loops: usize,
         target_loops: usize,
         scalars: usize,
     ) -> Self {
         StepModule {
-            f32,
-            f64,
+            texts,
             operands,
             loops,
             target_loops,
@@ -59,8 +58,10 @@ impl<'t> StepModule<'t> {
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn text<T: Element>(&self) -> &'t str {
         match T::KIND {
-            Kind::F32 => self.f32,
-            Kind::F64 => self.f64,
+            Kind::F32 => self.texts[0],
+            Kind::F64 => self.texts[1],
+            Kind::I32 => self.texts[2],
+            Kind::I64 => self.texts[3],
             kind => unreachable!("a device tensor of {kind:?} elements (see `DeviceElement`)"),
         }
     }
