@@ -1,7 +1,8 @@
 //! Every CUDA module the test suite's `tensor!` blocks generate (the acceptance corpus
-//! included), for every device element type (f32, f64, i32, i64), compiles with NVRTC to an
-//! `sm_90` cubin without spilling registers. Without NVRTC on the loader path the test says so and stops, unless
-//! `REQUIRE_NVRTC=1` (as in CI), which turns a missing NVRTC into a failure.
+//! included), for every device element type (f32, f64, i32, i64, c32, c64), compiles with
+//! NVRTC to an `sm_90` cubin without spilling registers. Without NVRTC on the loader path the
+//! test says so and stops, unless `REQUIRE_NVRTC=1` (as in CI), which turns a missing NVRTC
+//! into a failure.
 #![cfg(feature = "cuda")]
 
 use std::collections::BTreeSet;

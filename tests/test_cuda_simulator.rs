@@ -433,3 +433,104 @@ fn integer_statements_wrap_exactly_as_on_the_host() {
     tensor! { let dz[i, j] = dx[i, l] * dy[l, j] - dx[i, l] * dx[i, l]; }
     assert_eq!(dz.to_host().unwrap(), z);
 }
+
+/// Complex values in (-0.5, 0.5) + (-0.5, 0.5)i.
+fn complexes(shape: &[usize], seed: usize) -> Tensor<tensor_dsl::c64> {
+    let (re, im) = (data::<f64>(shape, seed), data::<f64>(shape, seed + 40));
+    let mut parts = re.iter().zip(im.iter());
+    Tensor::from_fn(shape, |_| {
+        let (&re, &im) = parts.next().expect("one part per element");
+        tensor_dsl::c64::new(re, im)
+    })
+}
+
+fn assert_close_complex(
+    host: &Tensor<tensor_dsl::c64>,
+    device: &Tensor<tensor_dsl::c64>,
+    rtol: f64,
+) {
+    assert_eq!(host.shape(), device.shape());
+    let scale = host.iter().map(|x| x.norm()).fold(1.0, f64::max);
+    for (x, y) in host.iter().zip(device.iter()) {
+        assert!(
+            (x - y).norm() <= rtol * scale,
+            "{x} (host) against {y} (device)"
+        );
+    }
+}
+
+/// Complex tensors on the device: arithmetic, every function with its complex meaning, `conj`
+/// in contractions and products of three (run as modules), sums, updates with a complex β,
+/// a computed `powi` exponent and complex Rust scalars in their slots; `c32` too. A real
+/// device tensor in a complex statement is an error, not a misread.
+#[test]
+fn complex_statements_match_the_host() {
+    use tensor_dsl::{c32, c64};
+    let device = CudaDevice::simulator();
+    let a = complexes(&[37, 300], 1);
+    let b = complexes(&[300, 29], 2);
+    let v = complexes(&[29], 3);
+    let (da, db, dv) = (
+        CudaTensor::from_host(&device, &a).unwrap(),
+        CudaTensor::from_host(&device, &b).unwrap(),
+        CudaTensor::from_host(&device, &v).unwrap(),
+    );
+    let (z, n) = (c64::new(0.5, -1.25), 3i32);
+    let mut host = complexes(&[37, 29], 4);
+    let mut on_device = CudaTensor::from_host(&device, &host).unwrap();
+    tensor! {
+        let c[i, j] = conj(a[i, l]) * b[l, j];
+        let e[i, j] = exp(c[i, j] / 8) + ln(c[i, j]) * sqrt(c[i, j]) - sin(c[i, j]) / cos(c[i, j] / 4)
+            + tan(c[i, j] / 9) * tanh(c[i, j]) + sigmoid(c[i, j]) - pow(c[i, j] / 4, v[j])
+            + powi(c[i, j], n) / 100 + abs(c[i, j]) * re(c[i, j]) - im(c[i, j]) / {z};
+        let t[i] = a[i, l] * b[l, j] * conj(v[j]);
+        let s = conj(c[i, j]) * c[i, j];
+        host[i, j] = {z} * host[i, j] + c[i, j] - 2;
+    }
+    tensor! {
+        let dc[i, j] = conj(da[i, l]) * db[l, j];
+        let de[i, j] = exp(dc[i, j] / 8) + ln(dc[i, j]) * sqrt(dc[i, j]) - sin(dc[i, j]) / cos(dc[i, j] / 4)
+            + tan(dc[i, j] / 9) * tanh(dc[i, j]) + sigmoid(dc[i, j]) - pow(dc[i, j] / 4, dv[j])
+            + powi(dc[i, j], n) / 100 + abs(dc[i, j]) * re(dc[i, j]) - im(dc[i, j]) / {z};
+        let dt[i] = da[i, l] * db[l, j] * conj(dv[j]);
+        let ds = conj(dc[i, j]) * dc[i, j];
+        on_device[i, j] = {z} * on_device[i, j] + dc[i, j] - 2;
+    }
+    assert_close_complex(&c, &dc.to_host().unwrap(), 1e-12);
+    assert_close_complex(&e, &de.to_host().unwrap(), 1e-9);
+    assert_close_complex(&t, &dt.to_host().unwrap(), 1e-12);
+    assert!((s - ds).norm() <= 1e-10 * s.norm());
+    assert_close_complex(&host, &on_device.to_host().unwrap(), 1e-12);
+
+    // c32.
+    let narrow = |t: &Tensor<c64>| t.mapv(|x| c32::new(x.re as f32, x.im as f32));
+    let (x, y) = (
+        narrow(&complexes(&[13, 7], 5)),
+        narrow(&complexes(&[7, 13], 6)),
+    );
+    let (dx, dy) = (
+        CudaTensor::from_host(&device, &x).unwrap(),
+        CudaTensor::from_host(&device, &y).unwrap(),
+    );
+    tensor! { let w[i, j] = x[i, l] * conj(y[l, j]) - exp(x[i, l]) * x[i, l]; }
+    tensor! { let dw[i, j] = dx[i, l] * conj(dy[l, j]) - exp(dx[i, l]) * dx[i, l]; }
+    let widen = |t: &Tensor<c32>| t.mapv(|x| c64::new(x.re.into(), x.im.into()));
+    assert_close_complex(&widen(&w), &widen(&dw.to_host().unwrap()), 1e-5);
+
+    // A real device tensor in a complex statement: refused before anything is written.
+    let r = CudaTensor::from_host(&device, &data::<f64>(&[29], 7)).unwrap();
+    let before = on_device.to_host().unwrap();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tensor! { on_device[i, j] = dv[j] * r[j]; }
+    }));
+    let message = outcome.expect_err("a real device tensor in a complex statement");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("a real device tensor in a complex statement"),
+        "{message}"
+    );
+    assert_eq!(on_device.to_host().unwrap(), before);
+}

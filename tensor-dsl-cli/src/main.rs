@@ -1,4 +1,4 @@
-//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64|i32|i64]`: the
+//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64]`: the
 //! tensor! compiler's work on a block, stage by stage — the checked IR, the IR after each pass,
 //! the plan of each statement in loop notation, the generated Rust, with extents its FLOPs and
 //! temporaries, and with `--cuda` the CUDA module of each plan step.
@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 use tensor_dsl_compiler::{cuda, lower, trace, Config, Flavor};
 
 const USAGE: &str = "\
-usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64|i32|i64]
+usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64]
 
 Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
 each statement, and the generated Rust. With --extent for every index, also the FLOP count
@@ -50,9 +50,12 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     Some("f64") => Some(cuda::DeviceType::F64),
                     Some("i32") => Some(cuda::DeviceType::I32),
                     Some("i64") => Some(cuda::DeviceType::I64),
+                    Some("c32") => Some(cuda::DeviceType::C32),
+                    Some("c64") => Some(cuda::DeviceType::C64),
                     _ => {
                         return Err(
-                            "`--cuda` needs the element type, f32, f64, i32 or i64".to_owned()
+                            "`--cuda` needs the element type: f32, f64, i32, i64, c32 or c64"
+                                .to_owned(),
                         )
                     }
                 }

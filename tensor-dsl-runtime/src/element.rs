@@ -147,11 +147,12 @@ pub trait Element:
     fn re(self) -> Self;
     /// `im(x)`: the imaginary part (as `Self`, imaginary part 0); zero for a real number.
     fn im(self) -> Self;
-    /// The value's bits (zero-extended for `f32`), as a CUDA kernel's argument block holds it:
-    /// a copy of the bits, so a `powi` exponent's pattern (a NaN or a subnormal as a float)
-    /// arrives as it was made. Only device element types (`f32`, `f64`) are asked.
+    /// The bits of the value's real and imaginary parts (each zero-extended from its own
+    /// width; the second 0 for a real type), which a CUDA kernel's argument block holds, each
+    /// part in its own width: a copy of the bits, so a `powi` exponent's pattern (a NaN or a
+    /// subnormal as a float) arrives as it was made.
     #[doc(hidden)]
-    fn to_bits_u64(self) -> u64;
+    fn device_bits(self) -> [u64; 2];
     /// `C ← α op(A) op(B) + β C` for an `m × k` matrix A, a `k × n` matrix B and an `m × n`
     /// matrix C given by row and column strides in elements, `op` conjugating the operands
     /// `conj` names (a real number is its own conjugate), on one thread or, if `parallel`, on the
@@ -339,8 +340,8 @@ macro_rules! impl_float {
                 0.0
             }
             #[inline(always)]
-            fn to_bits_u64(self) -> u64 {
-                self.to_bits().into()
+            fn device_bits(self) -> [u64; 2] {
+                [self.to_bits().into(), 0]
             }
             unsafe fn gemm(
                 m: usize,
@@ -488,8 +489,9 @@ macro_rules! impl_integer {
                 0
             }
             #[inline(always)]
-            fn to_bits_u64(self) -> u64 {
-                self as u64
+            fn device_bits(self) -> [u64; 2] {
+                // Two's complement, sign-extended; the argument block keeps this type's width.
+                [self as u64, 0]
             }
             unsafe fn gemm(
                 m: usize,
@@ -609,8 +611,9 @@ macro_rules! impl_complex {
             fn im(self) -> Self {
                 $t::new(self.im, 0.0)
             }
-            fn to_bits_u64(self) -> u64 {
-                unreachable!("no device holds complex elements (`DeviceElement` is `f32` and `f64`)")
+            #[inline(always)]
+            fn device_bits(self) -> [u64; 2] {
+                [self.re.to_bits().into(), self.im.to_bits().into()]
             }
             unsafe fn gemm(
                 m: usize,
@@ -674,8 +677,10 @@ macro_rules! impl_complex {
             fn over(self, other: Self) -> Self {
                 self / other
             }
-            fn from_exponent_bits(_exponent: i32) -> Self {
-                unreachable!("no device holds complex elements (`DeviceElement` is `f32` and `f64`)")
+            #[inline(always)]
+            fn from_exponent_bits(exponent: i32) -> Self {
+                // In the real part, where a complex module reads it back.
+                $t::new(<$part>::from_bits((exponent as u32).into()), 0.0)
             }
         }
     )*};

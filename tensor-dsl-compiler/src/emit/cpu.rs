@@ -933,6 +933,8 @@ impl StatementEmitter<'_> {
         let (_, f64_text) = text(crate::emit::cuda::DeviceType::F64);
         let (_, i32_text) = text(crate::emit::cuda::DeviceType::I32);
         let (_, i64_text) = text(crate::emit::cuda::DeviceType::I64);
+        let (_, c32_text) = text(crate::emit::cuda::DeviceType::C32);
+        let (_, c64_text) = text(crate::emit::cuda::DeviceType::C64);
         let crate::emit::cuda::ModuleShape {
             operands,
             loops,
@@ -944,7 +946,7 @@ impl StatementEmitter<'_> {
                 // SAFETY: the texts are the modules `emit::cuda` wrote for this very step.
                 const __MODULE: #p::StepModule<'static> = unsafe {
                     #p::StepModule::new(
-                        [#f32_text, #f64_text, #i32_text, #i64_text],
+                        [#f32_text, #f64_text, #i32_text, #i64_text, #c32_text, #c64_text],
                         #operands,
                         #loops,
                         #target_loops,

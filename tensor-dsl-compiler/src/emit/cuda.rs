@@ -30,24 +30,31 @@ pub enum DeviceType {
     F64,
     I32,
     I64,
+    C32,
+    C64,
 }
 
 impl DeviceType {
     /// Every type a module is written for, in the order `StepModule::new` takes their texts.
-    pub const ALL: [DeviceType; 4] = [
+    pub const ALL: [DeviceType; 6] = [
         DeviceType::F32,
         DeviceType::F64,
         DeviceType::I32,
         DeviceType::I64,
+        DeviceType::C32,
+        DeviceType::C64,
     ];
 
     /// The module's definition of `real`, its element type. Integers are a struct whose
     /// arithmetic wraps, as the host's does: signed overflow is undefined in C++, so it is done
-    /// in the unsigned type of the same width.
+    /// in the unsigned type of the same width. Complex numbers are a struct of two parts with
+    /// the host's (`num_complex`'s) formulas.
     fn definition(self) -> String {
         let (signed, unsigned) = match self {
             DeviceType::F32 => return "typedef float real;".to_owned(),
             DeviceType::F64 => return "typedef double real;".to_owned(),
+            DeviceType::C32 => return complex_definition("float", "f"),
+            DeviceType::C64 => return complex_definition("double", ""),
             DeviceType::I32 => ("int", "unsigned int"),
             DeviceType::I64 => ("long long", "unsigned long long"),
         };
@@ -77,6 +84,10 @@ impl DeviceType {
         matches!(self, DeviceType::I32 | DeviceType::I64)
     }
 
+    fn is_complex(self) -> bool {
+        matches!(self, DeviceType::C32 | DeviceType::C64)
+    }
+
     /// A literal of this type holding exactly `value` converted to it, as Rust's `as` does.
     fn literal(self, value: f64) -> String {
         // `{:e}` is the shortest text that reads back as the same f64.
@@ -85,8 +96,11 @@ impl DeviceType {
             DeviceType::F64 => format!("({text})"),
             // Rounded once, from the exact double, as `value as f32` rounds.
             DeviceType::F32 => format!("((float)({text}))"),
-            // Integral (`admits`), so exact.
-            DeviceType::I32 | DeviceType::I64 => format!("((real)({text}))"),
+            // Integral (`admits`), so exact; a complex literal is its real part converted as
+            // `value as f32` (or exact as f64) converts.
+            DeviceType::I32 | DeviceType::I64 | DeviceType::C32 | DeviceType::C64 => {
+                format!("((real)({text}))")
+            }
         }
     }
 
@@ -101,6 +115,26 @@ impl DeviceType {
                 Function::Im => "tdsl_im",
                 // Refused over integers at compile time: `admits` keeps such modules unwritten.
                 _ => "tdsl_not_integral",
+            };
+        }
+        if self.is_complex() {
+            return match function {
+                Function::Exp => "tdsl_exp",
+                Function::Ln => "tdsl_log",
+                Function::Sqrt => "tdsl_sqrt",
+                Function::Abs => "tdsl_abs",
+                Function::Sin => "tdsl_sin",
+                Function::Cos => "tdsl_cos",
+                Function::Tan => "tdsl_tan",
+                Function::Tanh => "tdsl_tanh",
+                Function::Sigmoid => "tdsl_sigmoid",
+                Function::Pow => "tdsl_pow",
+                Function::Powi(_) => "tdsl_powi",
+                Function::Conj => "tdsl_conj",
+                Function::Re => "tdsl_re",
+                Function::Im => "tdsl_im",
+                // Complex numbers have no order: refused at compile time (`admits`).
+                Function::Max | Function::Min => "tdsl_not_ordered",
             };
         }
         let (double, float) = match function {
@@ -127,10 +161,35 @@ impl DeviceType {
         }
     }
 
+    /// How a computed `powi` exponent is read back from its scalar slot (see `Writer::expr`).
+    fn exponent_bits(self) -> &'static str {
+        match self {
+            DeviceType::F32 => "__float_as_int(",
+            DeviceType::C32 => "__float_as_int((",
+            DeviceType::C64 => "__double2loint((",
+            // `powi` is refused over integers (`admits`).
+            _ => "__double2loint(",
+        }
+    }
+
     /// Whether a statement over this type can hold `step`: for integers, no `/`, no function
-    /// but `abs max min conj re im`, integral literals. A step that cannot gets no module
-    /// (an empty text): `tensor!` refuses its statement over this type at compile time.
+    /// but `abs max min conj re im`, integral literals; for complex numbers, no `max` or `min`.
+    /// A step that cannot gets no module (an empty text): `tensor!` refuses its statement over
+    /// this type at compile time.
     fn admits(self, step: &Step) -> bool {
+        fn unordered(expr: &Expr) -> bool {
+            match expr {
+                Expr::Access(_) | Expr::Scalar(_) | Expr::Literal(_) => true,
+                Expr::Neg(operand) => unordered(operand),
+                Expr::Binary(_, left, right) => unordered(left) && unordered(right),
+                Expr::Call(function, args, _) => {
+                    !matches!(function, Function::Max | Function::Min) && args.iter().all(unordered)
+                }
+            }
+        }
+        if self.is_complex() {
+            return step.terms.iter().all(|term| unordered(&term.expr));
+        }
         fn integral(expr: &Expr) -> bool {
             match expr {
                 Expr::Access(_) | Expr::Scalar(_) => true,
@@ -158,6 +217,49 @@ impl DeviceType {
                     && integral(&term.expr)
             })
     }
+}
+
+/// The definition of a complex `real` over parts of type `part` (`f`: the suffix of that
+/// type's math functions), with the host's formulas (`num_complex`'s).
+fn complex_definition(part: &str, f: &str) -> String {
+    format!(
+        "struct real {{\n    {part} re, im;\n    real() = default;\n    \
+         template <typename X> __device__ constexpr real(X x) : re(({part})x), im(0) {{}}\n    \
+         __device__ constexpr real({part} r, {part} i) : re(r), im(i) {{}}\n}};\n\
+         __device__ __forceinline__ real operator+(real x, real y) {{ return real(x.re + y.re, x.im + y.im); }}\n\
+         __device__ __forceinline__ real operator-(real x, real y) {{ return real(x.re - y.re, x.im - y.im); }}\n\
+         __device__ __forceinline__ real operator*(real x, real y) {{ \
+         return real(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re); }}\n\
+         __device__ __forceinline__ real operator/(real x, real y) {{ \
+         const {part} d = y.re * y.re + y.im * y.im; \
+         return real((x.re * y.re + x.im * y.im) / d, (x.im * y.re - x.re * y.im) / d); }}\n\
+         __device__ __forceinline__ real operator-(real x) {{ return real(-x.re, -x.im); }}\n\
+         __device__ __forceinline__ real& operator+=(real& x, real y) {{ x = x + y; return x; }}\n\
+         __device__ __forceinline__ real& operator*=(real& x, real y) {{ x = x * y; return x; }}\n\
+         __device__ __forceinline__ bool operator==(real x, real y) {{ return x.re == y.re && x.im == y.im; }}\n\
+         __device__ __forceinline__ real tdsl_conj(real x) {{ return real(x.re, -x.im); }}\n\
+         __device__ __forceinline__ real tdsl_re(real x) {{ return real(x.re, 0); }}\n\
+         __device__ __forceinline__ real tdsl_im(real x) {{ return real(x.im, 0); }}\n\
+         __device__ __forceinline__ real tdsl_abs(real x) {{ return real(hypot{f}(x.re, x.im), 0); }}\n\
+         __device__ __forceinline__ real tdsl_exp(real x) {{ \
+         const {part} e = exp{f}(x.re); return real(e * cos{f}(x.im), e * sin{f}(x.im)); }}\n\
+         __device__ __forceinline__ real tdsl_log(real x) {{ \
+         return real(log{f}(hypot{f}(x.re, x.im)), atan2{f}(x.im, x.re)); }}\n\
+         __device__ __forceinline__ real tdsl_sqrt(real x) {{ \
+         const {part} r = sqrt{f}(hypot{f}(x.re, x.im)), t = atan2{f}(x.im, x.re) / 2; \
+         return real(r * cos{f}(t), r * sin{f}(t)); }}\n\
+         __device__ __forceinline__ real tdsl_sin(real x) {{ \
+         return real(sin{f}(x.re) * cosh{f}(x.im), cos{f}(x.re) * sinh{f}(x.im)); }}\n\
+         __device__ __forceinline__ real tdsl_cos(real x) {{ \
+         return real(cos{f}(x.re) * cosh{f}(x.im), -sin{f}(x.re) * sinh{f}(x.im)); }}\n\
+         __device__ __forceinline__ real tdsl_tan(real x) {{ \
+         const {part} d = cos{f}(2 * x.re) + cosh{f}(2 * x.im); \
+         return real(sin{f}(2 * x.re) / d, sinh{f}(2 * x.im) / d); }}\n\
+         __device__ __forceinline__ real tdsl_tanh(real x) {{ \
+         const {part} d = cosh{f}(2 * x.re) + cos{f}(2 * x.im); \
+         return real(sinh{f}(2 * x.re) / d, sin{f}(2 * x.im) / d); }}\n\
+         __device__ __forceinline__ real tdsl_pow(real x, real y) {{ return tdsl_exp(y * tdsl_log(x)); }}"
+    )
 }
 
 /// What a launch needs to know about a module besides its text.
@@ -330,13 +432,11 @@ impl Writer<'_> {
                     }
                     Function::Powi(Exponent::Computed(k)) => {
                         // The slot's bits are the exponent's (CUDA's reinterpreting intrinsics).
-                        let bits = match self.real {
-                            DeviceType::F32 => "__float_as_int",
-                            // `powi` is refused over integers (`admits`).
-                            _ => "__double2loint",
-                        };
+                        let bits = self.real.exponent_bits();
                         let slot = self.first_exponent + k;
-                        format!("{name}({}, {bits}(a.scalar[{slot}]))", args[0])
+                        // A complex slot carries the bits in its real part.
+                        let part = if self.real.is_complex() { ").re)" } else { ")" };
+                        format!("{name}({}, {bits}a.scalar[{slot}]{part})", args[0])
                     }
                     _ => format!("{name}({})", args.join(", ")),
                 }
@@ -370,7 +470,8 @@ impl Writer<'_> {
                  x *= x;\n        e >>= 1;\n    }}\n    return n < 0 ? 1 / result : result;\n}}"
             );
         }
-        if value.contains("tdsl_im") {
+        // A complex module's `tdsl_im` is its definition's.
+        if value.contains("tdsl_im") && !self.real.is_complex() {
             let _ = writeln!(
                 out,
                 "__device__ __forceinline__ real tdsl_im(real) {{\n    return (real)0;\n}}"
@@ -656,6 +757,19 @@ mod tests {
         ));
         // `/` is refused over integers at compile time: the step has no integer module.
         assert_eq!(texts(quote! { let r[i] = a[i] / 2; }, DeviceType::I64), "");
+    }
+
+    #[test]
+    fn complex_modules_compute_with_parts_and_leave_out_max() {
+        insta::assert_snapshot!(texts(
+            quote! { let c[i] = conj(a[i, k]) * exp(b[k] / 2) + {z}; },
+            DeviceType::C64
+        ));
+        // Complex numbers have no order: the step has no complex module.
+        assert_eq!(
+            texts(quote! { let r[i] = max(a[i], 0); }, DeviceType::C32),
+            ""
+        );
     }
 
     #[test]

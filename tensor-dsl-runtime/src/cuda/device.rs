@@ -120,6 +120,7 @@ impl CudaDevice {
         step: Step<'_, T, L, N>,
         scalars: &[T],
     ) -> Result<(), CudaError> {
+        one_element_type(&step)?;
         if module.loops != L
             || module.operands != N
             || module.target_loops != step.n_out()
@@ -155,6 +156,7 @@ impl CudaDevice {
         step: Step<'_, T, L, 2>,
         scalars: &[T],
     ) -> Result<(), CudaError> {
+        one_element_type(&step)?;
         let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
         match cublas::calls(&step).filter(|_| !host_scalar) {
             Some(calls) => self.run_calls(&step, &calls),
@@ -192,6 +194,7 @@ impl CudaDevice {
         cache: &PlanCache,
         scalars: &[T],
     ) -> Result<(), CudaError> {
+        one_element_type(&step)?;
         let memory = self.memory();
         if !network::pairwise(&step) || step.memory() != [memory; 2] {
             return self.run_step(module, step, scalars);
@@ -253,6 +256,17 @@ impl CudaDevice {
             DeviceKind::Simulator(simulator) => simulator.memory,
             DeviceKind::Gpu(gpu) => gpu.memory,
         }
+    }
+}
+
+/// Refuses a step that reads a real tensor as complex (`RawAccess::part`): device modules
+/// read every operand as the step's element type.
+fn one_element_type<T, const L: usize, const N: usize>(
+    step: &Step<'_, T, L, N>,
+) -> Result<(), CudaError> {
+    match step.operands().iter().any(|operand| operand.part) {
+        true => Err(CudaError::RealInComplex),
+        false => Ok(()),
     }
 }
 

@@ -32,6 +32,8 @@ pub enum CudaError {
     DeviceMismatch,
     /// A shape that device memory cannot hold or a kernel cannot index.
     Shape(String),
+    /// A real device tensor in a complex statement: device modules read one element type.
+    RealInComplex,
 }
 
 impl fmt::Display for CudaError {
@@ -62,6 +64,12 @@ impl fmt::Display for CudaError {
                 "tensors of different devices in one statement: copy them to one device first"
             ),
             CudaError::Shape(message) => write!(f, "{message}"),
+            CudaError::RealInComplex => write!(
+                f,
+                "a real device tensor in a complex statement: on a device every tensor of a \
+                 statement has its element type (copy the real one as complex, such as \
+                 `CudaTensor::from_host(&device, &t.mapv(c64::from))`)"
+            ),
         }
     }
 }

@@ -98,12 +98,16 @@ impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
             Mode::Assign | Mode::Add => T::ZERO,
         };
         // Elements are copied as bits, never converted: a slot may carry a `powi` exponent.
+        // Each part (one for a real type, two for a complex one) in its own width.
+        let part = std::mem::size_of::<T::Part>();
         let mut element = |value: T| {
-            let bits = value.to_bits_u64();
-            if std::mem::size_of::<T>() == 4 {
-                out.extend_from_slice(&(bits as u32).to_ne_bytes());
-            } else {
-                out.extend_from_slice(&bits.to_ne_bytes());
+            let parts = value.device_bits();
+            for &bits in &parts[..std::mem::size_of::<T>() / part] {
+                if part == 4 {
+                    out.extend_from_slice(&(bits as u32).to_ne_bytes());
+                } else {
+                    out.extend_from_slice(&bits.to_ne_bytes());
+                }
             }
         };
         element(step.alpha());

@@ -163,7 +163,11 @@ impl Simulator {
 }
 
 /// One translation unit: the shim, each module in a namespace of its own, and C wrappers that
-/// unpack an argument block for each entry.
+/// unpack an argument block for each entry. The modules' namespaces are inside an unnamed one:
+/// with external linkage, a block's `__shared__` array (a function-local `static thread_local`
+/// in an entry template) would be a GNU "unique" symbol, which the loader binds to one
+/// instance across every library of the process, so `tdsl_module_0`'s array of a later build
+/// (of complex numbers, say) would be an earlier build's (of `f32`s), too small for it.
 fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
     static BUILDS: AtomicUsize = AtomicUsize::new(0);
     let mut unit = String::from(SHIM);
@@ -171,7 +175,7 @@ fn compile(texts: &[&str]) -> Result<(Library, Vec<Vec<String>>), CudaError> {
     for (k, text) in texts.iter().enumerate() {
         let names = launch::entries(text);
         unit.push_str(&format!(
-            "namespace tdsl_module_{k} {{\n#line 1 \"module_{k}.cu\"\n{text}\n}}\n"
+            "namespace {{\nnamespace tdsl_module_{k} {{\n#line 1 \"module_{k}.cu\"\n{text}\n}}\n}}\n"
         ));
         unit.push_str(&format!(
             "extern \"C\" unsigned long tdsl_sim_{k}_args_size() {{ return sizeof(tdsl_module_{k}::tdsl_args); }}\n"

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-use crate::element::{DeviceOf, Element};
+use crate::element::{c32, c64, DeviceOf, Element};
 use crate::operand::access::{Access, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned};
 use crate::tensor::layout::RawLayout;
 use crate::tensor::TensorView;
@@ -41,15 +41,19 @@ enum Storage<T: Element> {
 }
 
 /// Element types a device holds: `f32` and `f64` (modules and cuBLAS), `i32` and `i64`
-/// (modules, with wrapping arithmetic as on the host; contractions run as modules, cuBLAS
-/// having no integer GEMM). Only the constructors ask for it, so a `CudaTensor` of another
-/// element type never exists and device code may assume one of these.
+/// (modules, with wrapping arithmetic as on the host), [`c32`] and [`c64`] (modules with the
+/// host's complex formulas). Contractions of integers and complex numbers run as modules
+/// (cuBLAS has no integer GEMM, and its complex GEMMs are not wired yet). Only the
+/// constructors ask for it, so a `CudaTensor` of another element type never exists and device
+/// code may assume one of these.
 pub trait DeviceElement: Element {}
 
 impl DeviceElement for f32 {}
 impl DeviceElement for f64 {}
 impl DeviceElement for i32 {}
 impl DeviceElement for i64 {}
+impl DeviceElement for c32 {}
+impl DeviceElement for c64 {}
 
 impl<T: DeviceElement> CudaTensor<T> {
     /// A zero-filled tensor on `device`.

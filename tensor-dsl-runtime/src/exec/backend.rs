@@ -21,9 +21,10 @@ use super::step::Step;
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub struct StepModule<'t> {
-    /// The texts for `f32`, `f64`, `i32` and `i64` elements; empty for a type the step's
-    /// statement cannot have (a `/` over integers), which is refused at compile time.
-    texts: [&'t str; 4],
+    /// The texts for `f32`, `f64`, `i32`, `i64`, `c32` and `c64` elements; empty for a type
+    /// the step's statement cannot have (a `/` over integers), which is refused at compile
+    /// time.
+    texts: [&'t str; 6],
     pub(crate) operands: usize,
     pub(crate) loops: usize,
     pub(crate) target_loops: usize,
@@ -40,7 +41,7 @@ impl<'t> StepModule<'t> {
     /// runs no other code. Any other text is run as is, with the step's pointers.
     #[allow(clippy::too_many_arguments)]
     pub const unsafe fn new(
-        texts: [&'t str; 4],
+        texts: [&'t str; 6],
         operands: usize,
         loops: usize,
         target_loops: usize,
@@ -62,7 +63,8 @@ impl<'t> StepModule<'t> {
             Kind::F64 => self.texts[1],
             Kind::I32 => self.texts[2],
             Kind::I64 => self.texts[3],
-            kind => unreachable!("a device tensor of {kind:?} elements (see `DeviceElement`)"),
+            Kind::C32 => self.texts[4],
+            Kind::C64 => self.texts[5],
         }
     }
 }
