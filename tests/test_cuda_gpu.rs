@@ -210,3 +210,36 @@ fn integer_statements_equal_the_host_bit_for_bit() {
     assert_eq!(dc.to_host().unwrap(), c);
     assert_eq!(ds, s);
 }
+
+/// Complex tensors on a GPU: the host's results within a few ulps, `conj` in contractions.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn complex_statements_equal_the_host() {
+    use tensor_dsl::c64;
+    let device = gpu();
+    let complex = |shape: &[usize], seed: usize| {
+        let (re, im) = (data::<f64>(shape, seed), data::<f64>(shape, seed + 40));
+        let mut parts = re.iter().zip(im.iter());
+        Tensor::from_fn(shape, |_| {
+            let (&re, &im) = parts.next().expect("one part per element");
+            c64::new(re, im)
+        })
+    };
+    let (a, b) = (complex(&[300, 257], 1), complex(&[257, 129], 2));
+    let (da, db) = (
+        CudaTensor::from_host(&device, &a).unwrap(),
+        CudaTensor::from_host(&device, &b).unwrap(),
+    );
+    tensor! { let c[i, j] = conj(a[i, k]) * b[k, j]; let e[i, j] = exp(c[i, j] / 64) * sqrt(c[i, j]); }
+    tensor! { let dc[i, j] = conj(da[i, k]) * db[k, j]; let de[i, j] = exp(dc[i, j] / 64) * sqrt(dc[i, j]); }
+    for (host, device) in [(c, dc), (e, de)] {
+        let device = device.to_host().unwrap();
+        let scale = host.iter().map(|x| x.norm()).fold(1.0, f64::max);
+        for (x, y) in host.iter().zip(device.iter()) {
+            assert!(
+                (x - y).norm() <= 1e-11 * scale,
+                "{x} (host) against {y} (GPU)"
+            );
+        }
+    }
+}
