@@ -266,3 +266,35 @@ fn a_real_operand_is_never_copied_into_complex_numbers() {
     assert!(fresh > mixed);
     assert_close(&c, &matmul(&widened(&h), &psi));
 }
+
+#[test]
+fn mixed_products_have_the_same_bits_on_any_thread_count() {
+    // Shapes on both sides of the GEMM kernel's choices (see test_reproducible), as mat-vec,
+    // narrow and wide products, and an inner dimension past the grouped-sum length.
+    for (m, k, n) in [(300, 70, 1), (64, 300, 3), (200, 150, 120), (40, 5000, 14)] {
+        let h = real(&[m, k], 30);
+        let psi = complex(&[k, n], 31);
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool")
+                .install(|| {
+                    tensor! { let c[i, j] = h[i, l] * psi[l, j]; }
+                    c
+                })
+        };
+        let one = run(1);
+        for threads in [2, 3, 4] {
+            let many = run(threads);
+            let same = one
+                .iter()
+                .zip(many.iter())
+                .all(|(x, y)| x.re.to_bits() == y.re.to_bits() && x.im.to_bits() == y.im.to_bits());
+            assert!(
+                same,
+                "({m}, {k}, {n}) differs between 1 and {threads} threads"
+            );
+        }
+    }
+}

@@ -343,7 +343,9 @@ fn run_gemms<T: Element, const L: usize>(
         (0..outer)
             .into_par_iter()
             .for_each(|index| calls.run(index, 0..m, false));
-    } else if parallel && rows_split_exactly(plan, threads) {
+    } else if parallel && calls.parts == [false, false] && rows_split_exactly(plan, threads) {
+        // (Not for real GEMMs on parts: their calls are twice as wide or tall as the plan's,
+        // which `rows_split_exactly` does not judge.)
         (0..threads).into_par_iter().for_each(|part| {
             let rows = m * part / threads..m * (part + 1) / threads;
             (0..outer).for_each(|index| calls.run(index, rows.clone(), false));
