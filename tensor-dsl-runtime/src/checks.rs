@@ -115,8 +115,9 @@ impl<T: Element> Joins<T> for T {
 
 /// Implemented by `T` for `T`, and by a real type for the complex type of its precision (read
 /// where it lies, each element converted as it is loaded): every tensor of a statement is
-/// readable as the statement's element type. (A bound on the element type itself, rather than `Operand<Elem = T>`, makes a mismatch
-/// this message instead of rustc's "type mismatch resolving".)
+/// readable as the statement's element type. (A bound on the element type itself, rather than
+/// `Operand<Elem = T>`, makes a mismatch this message instead of rustc's "type mismatch
+/// resolving".)
 #[diagnostic::on_unimplemented(
     message = "this tensor's elements are `{Self}`, but the statement's target holds `{T}`",
     label = "expected elements of `{T}`, found `{Self}`",
