@@ -473,10 +473,9 @@ impl Resolver<'_> {
         };
         // What an unsuffixed literal asks of the element type it takes (checked by rustc, on
         // the literal, since only it knows the type).
-        if value.fract() != 0.0 || value.abs() >= 2f64.powi(63) {
-            scope.needs.push((ir::Capability::Fraction, literal.span()));
-        } else if value < f64::from(i32::MIN) || value > f64::from(i32::MAX) {
-            scope.needs.push((ir::Capability::Wide, literal.span()));
+        let needed = ir::Capability::of_literal(value);
+        if needed != ir::Capability::Any {
+            scope.needs.push((needed, literal.span()));
         }
         if !matches!(suffix.as_str(), "" | "f32" | "f64" | "i32" | "i64") {
             self.errors.error(

@@ -17,7 +17,9 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::{BinaryOp, Exponent, Expr, Function, IndexVar, Scale, Slot, Target, TensorId};
+use crate::ir::{
+    BinaryOp, Capability, Exponent, Expr, Function, IndexVar, Scale, Slot, Target, TensorId,
+};
 use crate::lower::{Mode, Plan, StatementPlan, Step};
 
 /// Threads per block in every launch: the shared-memory sums are sized for it.
@@ -172,50 +174,44 @@ impl DeviceType {
         }
     }
 
-    /// Whether a statement over this type can hold `step`: for integers, no `/`, no function
-    /// but `abs max min conj re im`, integral literals; for complex numbers, no `max` or `min`.
-    /// A step that cannot gets no module (an empty text): `tensor!` refuses its statement over
-    /// this type at compile time.
+    /// Whether this type has what `capability` asks for (what the runtime's `Real`,
+    /// `Fractional`, `HoldsFractions` and `HoldsWide` say of the element types).
+    fn has(self, capability: Capability) -> bool {
+        match capability {
+            Capability::Any => true,
+            Capability::Order => !self.is_complex(),
+            Capability::Division | Capability::Fraction => !self.is_integer(),
+            Capability::Wide => self != DeviceType::I32,
+        }
+    }
+
+    /// Whether a statement over this type can hold `step`: whether the type has every
+    /// capability its functions, `/`s and literals ask for (as `check` records them for the
+    /// statement's tokens; read off the step itself here, which passes may have split off
+    /// its statement). A step that cannot gets no module (an empty text): `tensor!` refuses
+    /// its statement over this type at compile time.
     fn admits(self, step: &Step) -> bool {
-        fn unordered(expr: &Expr) -> bool {
-            match expr {
-                Expr::Access(_) | Expr::Scalar(_) | Expr::Literal(_) => true,
-                Expr::Neg(operand) => unordered(operand),
-                Expr::Binary(_, left, right) => unordered(left) && unordered(right),
-                Expr::Call(function, args, _) => {
-                    !matches!(function, Function::Max | Function::Min) && args.iter().all(unordered)
-                }
-            }
-        }
-        if self.is_complex() {
-            return step.terms.iter().all(|term| unordered(&term.expr));
-        }
-        fn integral(expr: &Expr) -> bool {
+        fn asks(expr: &Expr, has: &impl Fn(Capability) -> bool) -> bool {
             match expr {
                 Expr::Access(_) | Expr::Scalar(_) => true,
-                Expr::Literal(literal) => literal.value.fract() == 0.0,
-                Expr::Neg(operand) => integral(operand),
-                Expr::Binary(BinaryOp::Div, _, _) => false,
-                Expr::Binary(_, left, right) => integral(left) && integral(right),
+                Expr::Literal(literal) => has(Capability::of_literal(literal.value)),
+                Expr::Neg(operand) => asks(operand, has),
+                Expr::Binary(op, left, right) => {
+                    (*op != BinaryOp::Div || has(Capability::Division))
+                        && asks(left, has)
+                        && asks(right, has)
+                }
                 Expr::Call(function, args, _) => {
-                    matches!(
-                        function,
-                        Function::Abs
-                            | Function::Max
-                            | Function::Min
-                            | Function::Conj
-                            | Function::Re
-                            | Function::Im
-                    ) && args.iter().all(integral)
+                    has(function.capability()) && args.iter().all(|arg| asks(arg, has))
                 }
             }
         }
-        !self.is_integer()
-            || step.terms.iter().all(|term| {
-                term.scale.divisors.is_empty()
-                    && term.scale.coefficient.fract() == 0.0
-                    && integral(&term.expr)
-            })
+        let has = |capability| self.has(capability);
+        step.terms.iter().all(|term| {
+            (term.scale.divisors.is_empty() || has(Capability::Division))
+                && has(Capability::of_literal(term.scale.coefficient))
+                && asks(&term.expr, &has)
+        })
     }
 }
 

@@ -252,6 +252,21 @@ pub enum Capability {
     Wide,
 }
 
+impl Capability {
+    /// What an unsuffixed literal of this value asks of the element type it takes: a fraction
+    /// (or a whole number past `i64`'s range) a fractional type, a whole number past `i32`'s
+    /// range a wide one.
+    pub fn of_literal(value: f64) -> Capability {
+        if value.fract() != 0.0 || value.abs() >= 2f64.powi(63) {
+            Capability::Fraction
+        } else if value < f64::from(i32::MIN) || value > f64::from(i32::MAX) {
+            Capability::Wide
+        } else {
+            Capability::Any
+        }
+    }
+}
+
 /// The exponent of `powi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exponent {

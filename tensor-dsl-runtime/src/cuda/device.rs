@@ -97,8 +97,8 @@ impl CudaDevice {
         self.inner.counters.stats()
     }
 
-    /// Compiles steps' modules (those of the float types; integer modules compile at their
-    /// first launch) ahead of their first launch (the simulator compiles them together, which
+    /// Compiles steps' modules (those of the float types; integer and complex modules compile
+    /// at their first launch) ahead of their first launch (the simulator compiles them together, which
     /// is much faster than one by one).
     pub fn prepare(&self, modules: &[StepModule<'_>]) -> Result<(), CudaError> {
         let texts: Vec<&str> = modules
@@ -156,7 +156,6 @@ impl CudaDevice {
         step: Step<'_, T, L, 2>,
         scalars: &[T],
     ) -> Result<(), CudaError> {
-        one_element_type(&step)?;
         let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
         match cublas::calls(&step).filter(|_| !host_scalar) {
             Some(calls) => self.run_calls(&step, &calls),
@@ -171,6 +170,7 @@ impl CudaDevice {
         step: &Step<'_, T, L, 2>,
         calls: &[cublas::Call<T>],
     ) -> Result<(), CudaError> {
+        one_element_type(step)?;
         let counters = &self.inner.counters;
         match &self.inner.kind {
             DeviceKind::Simulator(simulator) => {
@@ -194,7 +194,6 @@ impl CudaDevice {
         cache: &PlanCache,
         scalars: &[T],
     ) -> Result<(), CudaError> {
-        one_element_type(&step)?;
         let memory = self.memory();
         if !network::pairwise(&step) || step.memory() != [memory; 2] {
             return self.run_step(module, step, scalars);

@@ -8,7 +8,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::element::Element;
-use crate::operand::access::{Memory, Mode};
+use crate::operand::access::{stored_offset, Memory, Mode};
 
 use super::loop_nest::{combine, evaluate};
 use super::scratch::Scratch;
@@ -604,12 +604,12 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
         // are distinct and overlap neither A nor B (the caller's contract).
         unsafe {
             let a = (
-                shifted(self.a, self.parts[0], at[0]),
+                stored_offset(self.a, self.parts[0], at[0]),
                 plan.m.strides[0],
                 plan.k.strides[0],
             );
             let b = (
-                shifted(self.b, self.parts[1], at[1]),
+                stored_offset(self.b, self.parts[1], at[1]),
                 plan.k.strides[1],
                 plan.n.strides[1],
             );
@@ -621,22 +621,6 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                     m, depth, n, self.alpha, a, b, beta, c, self.parts, self.conj, parallel,
                 );
             }
-        }
-    }
-}
-
-/// `data` moved `count` elements on, counting `T::Part`s if `part`.
-///
-/// # Safety
-/// As [`pointer::offset`], counting what the buffer holds.
-#[inline(always)]
-unsafe fn shifted<T: Element>(data: *const T, part: bool, count: isize) -> *const T {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        if part {
-            data.cast::<T::Part>().offset(count).cast::<T>()
-        } else {
-            data.offset(count)
         }
     }
 }

@@ -8,7 +8,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::element::Element;
-use crate::operand::access::Mode;
+use crate::operand::access::{stored_offset, stored_read, Mode};
 
 use super::step::Step;
 
@@ -387,10 +387,6 @@ struct Source<T> {
 }
 
 impl<T: Element> Source<T> {
-    /// Whether this type's parts are another type; for the others `part` is never set, and this
-    /// constant removes its tests.
-    const HAS_PARTS: bool = std::mem::size_of::<T::Part>() != std::mem::size_of::<T>();
-
     /// The source `count` elements on.
     ///
     /// # Safety
@@ -398,13 +394,7 @@ impl<T: Element> Source<T> {
     #[inline(always)]
     unsafe fn offset(self, count: isize) -> Self {
         // SAFETY: forwarded from the caller.
-        let data = unsafe {
-            if Self::HAS_PARTS && self.part {
-                self.data.cast::<T::Part>().offset(count).cast::<T>()
-            } else {
-                self.data.offset(count)
-            }
-        };
+        let data = unsafe { stored_offset(self.data, self.part, count) };
         Source { data, ..self }
     }
 
@@ -415,13 +405,7 @@ impl<T: Element> Source<T> {
     #[inline(always)]
     unsafe fn read(self) -> T {
         // SAFETY: forwarded from the caller.
-        unsafe {
-            if Self::HAS_PARTS && self.part {
-                T::from_part(self.data.cast::<T::Part>().read())
-            } else {
-                self.data.read()
-            }
-        }
+        unsafe { stored_read(self.data, self.part) }
     }
 }
 

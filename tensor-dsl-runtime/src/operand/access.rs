@@ -116,6 +116,49 @@ pub(crate) fn stored_size<T>(part: bool) -> usize {
     }
 }
 
+/// Whether `part` is set and means something for `T`: only complex types have parts of another
+/// type, so for the others this is a constant `false` and the tests it guards fold away.
+#[inline(always)]
+fn holds_parts<T: Element>(part: bool) -> bool {
+    part && std::mem::size_of::<T::Part>() != std::mem::size_of::<T>()
+}
+
+/// `data` moved `count` elements on, counting `T::Part`s if `part` (see [`RawAccess::part`]).
+///
+/// # Safety
+/// As [`pointer::offset`], counting what the buffer holds.
+#[inline(always)]
+pub(crate) unsafe fn stored_offset<T: Element>(
+    data: *const T,
+    part: bool,
+    count: isize,
+) -> *const T {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        if holds_parts::<T>(part) {
+            data.cast::<T::Part>().offset(count).cast::<T>()
+        } else {
+            data.offset(count)
+        }
+    }
+}
+
+/// The element at `data` as a `T`: a `T`, or a `T::Part` if `part` (see [`RawAccess::part`]).
+///
+/// # Safety
+/// What is at `data` (a `T`, or a `T::Part` if `part`) must be valid for reads.
+#[inline(always)]
+pub(crate) unsafe fn stored_read<T: Element>(data: *const T, part: bool) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        if holds_parts::<T>(part) {
+            T::from_part(data.cast::<T::Part>().read())
+        } else {
+            data.read()
+        }
+    }
+}
+
 /// The extents of an operand: borrowed from the tensor that holds them, or one extent held
 /// here (a Rust slice's or `Vec`'s length, which is in no memory a borrow could point to).
 /// Reads (and prints) as a `&[usize]`.
