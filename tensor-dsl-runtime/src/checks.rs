@@ -4,7 +4,7 @@
 //! beside `__private`: it imports from `tensor`, `operand` and `exec`.
 
 use crate::element::{c32, c64, Element, Fractional, Real};
-use crate::operand::access::{Access, Witness};
+use crate::operand::access::{Access, TargetAccess, Witness};
 use crate::operand::extents::StaticLayout;
 
 pub use crate::exec::backend::{same_backend, OnDevice, OnHost, RunsOn};
@@ -95,12 +95,43 @@ where
     J::ZERO
 }
 
+/// The target of a statement whose tensors, the target's type first, join to `J`, as an access
+/// writing `J`s: itself, for `J` is the target's own type; a complex `J` (a complex operand
+/// into a real target) is reported on the target's token, once (see [`StoredIn`]).
+#[inline(always)]
+pub fn stored_in<T, J: StoredIn<T>>(
+    target: TargetAccess<'_, T>,
+    _joined: J,
+) -> TargetAccess<'_, J> {
+    J::target(target)
+}
+
+/// Implemented by `T` for `T` only: the values of a statement whose tensors, the target's type
+/// first, join to `Self` can be written into a target of `T` elements. The join of a real
+/// target's type and a complex operand's is complex, which a real target cannot hold.
+#[diagnostic::on_unimplemented(
+    message = "this statement computes `{Self}` values, but its target holds `{T}`",
+    label = "holds `{T}`: a `{Self}` value cannot be written here",
+    note = "write `re(..)` or `abs(..)` of the complex value into a complex tensor and read that, or make the target complex"
+)]
+pub trait StoredIn<T>: Element {
+    /// The target, writing `Self`s.
+    fn target(target: TargetAccess<'_, T>) -> TargetAccess<'_, Self>;
+}
+
+impl<T: Element> StoredIn<T> for T {
+    #[inline(always)]
+    fn target(target: TargetAccess<'_, T>) -> TargetAccess<'_, T> {
+        target
+    }
+}
+
 /// The element type of a statement whose operands so far have `T` elements, once an operand
 /// of `Self` elements joins them: `T` if `Self` is `T`, and the complex type where a real type
 /// meets the complex type of its precision (`f64` with [`c64`], `f32` with [`c32`]), whose
 /// statement reads the real tensor as it lies. No other types mix.
 #[diagnostic::on_unimplemented(
-    message = "this tensor's elements are `{Self}`, but the statement's operands before it are `{T}`",
+    message = "this tensor's elements are `{Self}`, but the statement's tensors before it hold `{T}`",
     label = "elements of `{Self}` here",
     note = "a statement computes in one element type, and reads a real tensor in a complex statement of its precision (`f64` with `c64`, `f32` with `c32`); convert other tensors first, such as with `.mapv(|x| x as f64)`"
 )]
@@ -115,13 +146,14 @@ impl<T: Element> Joins<T> for T {
 
 /// Implemented by `T` for `T`, and by a real type for the complex type of its precision (read
 /// where it lies, each element converted as it is loaded): every tensor of a statement is
-/// readable as the statement's element type. (A bound on the element type itself, rather than
-/// `Operand<Elem = T>`, makes a mismatch this message instead of rustc's "type mismatch
-/// resolving".)
+/// readable as the statement's element type, which is its tensors' types joined ([`Joins`]),
+/// so a mismatch is reported by the join, on the operand's token. (A bound on the element type
+/// itself, rather than `Operand<Elem = T>`, keeps any other mismatch this message instead of
+/// rustc's "type mismatch resolving".)
 #[diagnostic::on_unimplemented(
-    message = "this tensor's elements are `{Self}`, but the statement's target holds `{T}`",
+    message = "this tensor's elements are `{Self}`, but the statement computes `{T}`",
     label = "expected elements of `{T}`, found `{Self}`",
-    note = "a statement into an existing tensor computes in the target's element type, and reads a real tensor in a complex statement of its precision (`f64` with `c64`, `f32` with `c32`); a complex value is never written into a real target (write `re(..)` or `abs(..)` of it into a complex tensor, or make the target complex); convert other tensors first, such as with `.mapv(|x| x as f64)`"
+    note = "a statement computes in one element type, and reads a real tensor in a complex statement of its precision (`f64` with `c64`, `f32` with `c32`); convert other tensors first, such as with `.mapv(|x| x as f64)`"
 )]
 pub trait ElementsOf<T>: Sized {
     /// The access, reading `T`s.

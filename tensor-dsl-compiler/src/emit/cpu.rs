@@ -125,6 +125,7 @@ pub fn emit_statement(
                     tensor: target_tensor,
                     place: &place,
                     access: &target,
+                    span: access.span,
                 },
             );
             hygienic! {
@@ -170,6 +171,8 @@ enum Written<'t> {
         tensor: TensorId,
         place: &'t TokenStream,
         access: &'t Ident,
+        /// The target's token, where a value it cannot hold is reported.
+        span: Span,
     },
     /// A tensor the statement makes (`let c[i] = …`), bound as `__result`.
     NewTensor,
@@ -238,9 +241,10 @@ impl StatementEmitter<'_> {
                 tensor,
                 place,
                 access,
+                span,
             } => (
                 self.backend(steps, Some(place)),
-                self.operand_accesses(steps, Some(tensor), Some(access)),
+                self.operand_accesses(steps, Some(tensor), Some((access, span))),
                 self.detach_operands(steps, tensor, access),
             ),
             Written::NewTensor | Written::Scalar => (
@@ -336,14 +340,15 @@ impl StatementEmitter<'_> {
     }
 
     /// One `let __operand_N = …` per tensor the steps read, except `skip` (the target, read
-    /// through its own access). The target (`witness`) fixes the element type, else the
-    /// operands' types joined; every operand must be readable as it (its own type, or the real
-    /// parts of a complex one).
+    /// through its own access, whose token is `target`'s span). The element type is the
+    /// tensors' types joined, the target's first: the target's own, which every operand must
+    /// be readable as (its own type, or the real parts of a complex one); without a target,
+    /// the operands' joined.
     fn operand_accesses(
         &self,
         steps: &[Step],
         skip: Option<TensorId>,
-        witness: Option<&Ident>,
+        target: Option<(&Ident, Span)>,
     ) -> TokenStream {
         let p = self.cx.private();
         let mut seen: Vec<(TensorId, Span)> = Vec::new();
@@ -354,20 +359,33 @@ impl StatementEmitter<'_> {
                 }
             });
         }
-        let mut witness = witness.cloned();
-        // Without a target to fix it, the element type is the operands' joined: their own if
-        // they agree, the complex one where a real tensor meets a complex one of its precision
-        // (read as real where it lies). Each join is spanned at its operand, so a type that
-        // mixes with none before it is reported there.
+        let mut witness = None;
+        // The element type is the tensors' joined: their own if they agree, the complex one
+        // where a real tensor meets a complex one of its precision (read as real where it
+        // lies). Each join is spanned at its operand, so a type that mixes with none before it
+        // is reported there; a target is joined first, and a complex value that it cannot hold
+        // is reported on its token, once (`stored_in`).
         let mut joins = Vec::new();
-        if witness.is_none() && seen.len() > 1 {
+        if target.is_some() || seen.len() > 1 {
             let elements = hidden("__elements");
             for (k, &(tensor, span)) in seen.iter().enumerate() {
                 let expr = tensor_expr(&self.plan.program.tensors, tensor);
-                joins.push(if k == 0 {
-                    quote_spanned!(span=> let #elements = #p::elements_of(&#expr);)
-                } else {
-                    quote_spanned!(span=> let #elements = #p::join(#elements, &#expr);)
+                joins.push(match (k, target) {
+                    (0, None) => quote_spanned!(span=> let #elements = #p::elements_of(&#expr);),
+                    (0, Some((target, _))) => quote_spanned!(span=>
+                        let #elements = #p::join(#p::zero_like(&#target), &#expr);
+                    ),
+                    _ => quote_spanned!(span=> let #elements = #p::join(#elements, &#expr);),
+                });
+            }
+            if let Some((target, span)) = target {
+                joins.push(match seen.is_empty() {
+                    true => quote_spanned!(span=> let #elements = #p::zero_like(&#target);),
+                    // The braces carry the target's span to the argument rustc underlines.
+                    false => quote_spanned!(span=>
+                        #[allow(unused_braces)]
+                        let #target = #p::stored_in(#target, { #elements });
+                    ),
                 });
             }
             witness = Some(elements);
