@@ -10,6 +10,8 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
+use crate::numeric::{ElementType, Sample};
+
 /// Index letters; the first `LETTERS.len()` of them may be used by one block.
 pub const LETTERS: [&str; 8] = ["i", "j", "k", "l", "m", "n", "o", "p"];
 const INPUT_NAMES: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
@@ -18,12 +20,12 @@ const SCALAR_LET_NAMES: [&str; 4] = ["s", "t", "u", "v"];
 /// External scalars: read anywhere; `acc` is also a target.
 pub const SCALARS: [&str; 4] = ["alpha", "beta", "gamma", "acc"];
 /// Elements outside a view (its padding): a kernel that reads or writes them shows.
-pub const PADDING: f64 = 7777.0;
+pub const PADDING: Sample = Sample::new(7777.0, 0.0);
 
 /// How an input tensor is passed to the block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InputKind {
-    /// A contiguous `Tensor<f64>`.
+    /// A contiguous `Tensor`.
     Owned,
     /// A `TensorView` of a larger, differently ordered buffer.
     View(ViewSpec),
@@ -67,15 +69,17 @@ pub struct Input {
     pub shape: Vec<usize>,
     pub kind: InputKind,
     /// Logical elements, row-major (empty for an alias).
-    pub values: Vec<f64>,
+    pub values: Vec<Sample>,
 }
 
-/// One generated block: its inputs and its text.
+/// One generated block: its element type, its inputs and its text.
 #[derive(Clone, Debug)]
 pub struct Block {
+    /// The type of every tensor and scalar of the block.
+    pub element: ElementType,
     pub inputs: Vec<Input>,
     /// External scalars and their values.
-    pub scalars: Vec<(String, f64)>,
+    pub scalars: Vec<(String, Sample)>,
     /// One statement per entry, without the `;`.
     pub statements: Vec<String>,
 }
@@ -91,7 +95,7 @@ impl Block {
 
     /// A description of the inputs and the block, for failure messages.
     pub fn describe(&self) -> String {
-        let mut out = String::new();
+        let mut out = format!("  elements: {}\n", self.element.name());
         for input in &self.inputs {
             out.push_str(&format!(
                 "  {}: {:?} {:?}\n",
@@ -142,6 +146,23 @@ impl LiteralChoice {
     }
 }
 
+impl LiteralChoice {
+    /// Whether the literal means a value of `element` (an integer takes whole, unsuffixed
+    /// literals; `2f64` is an `f64`).
+    fn fits(self, element: ElementType) -> bool {
+        match (self, element) {
+            (_, ElementType::F64) => true,
+            (LiteralChoice::TwoF64, _) => false,
+            (
+                LiteralChoice::Two | LiteralChoice::One | LiteralChoice::Zero | LiteralChoice::Ten,
+                _,
+            ) => true,
+            (_, ElementType::I64) => false,
+            (_, ElementType::C64) => true,
+        }
+    }
+}
+
 #[derive(Arbitrary, Clone, Copy, Debug)]
 enum FunctionChoice {
     Exp,
@@ -154,6 +175,22 @@ enum FunctionChoice {
     Max,
     Min,
     Powi,
+    Conj,
+    Re,
+    Im,
+}
+
+impl FunctionChoice {
+    /// Whether the function takes `element`'s values: integers have no transcendental
+    /// functions, complex numbers no order.
+    fn fits(self, element: ElementType) -> bool {
+        use FunctionChoice::*;
+        match element {
+            ElementType::F64 => true,
+            ElementType::I64 => matches!(self, Abs | Max | Min | Conj | Re | Im),
+            ElementType::C64 => !matches!(self, Max | Min),
+        }
+    }
 }
 
 #[derive(Arbitrary, Clone, Copy, Debug)]
@@ -185,6 +222,9 @@ struct Binding {
 
 struct Generator<'u, 'a> {
     u: &'u mut Unstructured<'a>,
+    element: ElementType,
+    /// The index letters this block's statements use (see [`ElementType::letters`]).
+    letters: &'static [&'static str],
     extents: Vec<usize>,
     tensors: Vec<Binding>,
     scalars: Vec<String>,
@@ -225,9 +265,25 @@ impl Values {
     pub fn element(&mut self) -> f64 {
         (self.next_u64() % 17) as f64 / 4.0 - 2.0
     }
+
+    /// A value of `element`: a multiple of 1/4 in [-2, 2] (each part, for a complex one), or a
+    /// whole number in [-4, 4].
+    pub fn sample(&mut self, element: ElementType) -> Sample {
+        match element {
+            ElementType::F64 => Sample::new(self.element(), 0.0),
+            ElementType::I64 => Sample::new((self.next_u64() % 9) as f64 - 4.0, 0.0),
+            ElementType::C64 => Sample::new(self.element(), self.element()),
+        }
+    }
 }
 
 fn generate(u: &mut Unstructured) -> Result<Block> {
+    // Mostly `f64`; one block in five each of `i64` and `c64`.
+    let element = match u.int_in_range(0u8..=9)? {
+        0 | 1 => ElementType::I64,
+        2 | 3 => ElementType::C64,
+        _ => ElementType::F64,
+    };
     // Extents: mostly 0..=5, in some blocks up to three big ones (GEMM calls, tiles, threads).
     let big = u.ratio(1, 5)?;
     let mut extents = Vec::new();
@@ -249,12 +305,13 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
     let mut values = Values::new(u.arbitrary()?);
 
     let mut inputs: Vec<Input> = Vec::new();
+    let letters = element.letters();
     let input_count = u.int_in_range(1..=5)?;
     for name in &INPUT_NAMES[..input_count] {
         let rank = u.int_in_range(1..=3)?;
         let mut shape = Vec::new();
         for _ in 0..rank {
-            shape.push(extents[u.choose_index(LETTERS.len())?]);
+            shape.push(extents[u.choose_index(letters.len())?]);
         }
         // Keep inputs small enough for the naive interpreter.
         if shape.iter().product::<usize>() > 40_000 {
@@ -289,7 +346,7 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
             name: (*name).to_owned(),
             shape,
             kind,
-            values: (0..count).map(|_| values.element()).collect(),
+            values: (0..count).map(|_| values.sample(element)).collect(),
         });
     }
     // A second name for a writable view.
@@ -308,12 +365,28 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
 
     let mut scalars = Vec::new();
     for name in SCALARS {
-        let value = f64::from(u.int_in_range(-8i8..=8)?) / 4.0;
-        scalars.push((name.to_owned(), value));
+        let mut part = || -> Result<f64> {
+            let step = f64::from(u.int_in_range(-8i8..=8)?);
+            // Whole numbers for integers, else multiples of 1/4.
+            Ok(if element == ElementType::I64 {
+                step
+            } else {
+                step / 4.0
+            })
+        };
+        let re = part()?;
+        let im = if element == ElementType::C64 {
+            part()?
+        } else {
+            0.0
+        };
+        scalars.push((name.to_owned(), Sample::new(re, im)));
     }
 
     let mut generator = Generator {
         u,
+        element,
+        letters,
         extents,
         tensors: inputs
             .iter()
@@ -337,6 +410,7 @@ fn generate(u: &mut Unstructured) -> Result<Block> {
         }
     }
     Ok(Block {
+        element,
         inputs,
         scalars,
         statements: generator.statements,
@@ -371,7 +445,7 @@ impl Generator<'_, '_> {
                     .copied()
                     .filter(|l| fits(l) && !letters.contains(l))
                     .collect();
-                let any: Vec<&'static str> = LETTERS.iter().copied().filter(fits).collect();
+                let any: Vec<&'static str> = self.letters.iter().copied().filter(fits).collect();
                 let letter = if !earlier.is_empty() && self.u.ratio(2, 3)? {
                     *self.u.choose(&earlier)?
                 } else if !any.is_empty() {
@@ -384,7 +458,8 @@ impl Generator<'_, '_> {
             for &letter in &letters {
                 note(letter, &mut all);
             }
-            let text = format!("{}[{}]", binding.name, letters.join(", "));
+            let text =
+                self.maybe_conjugated(format!("{}[{}]", binding.name, letters.join(", ")))?;
             accesses.push((text, letters));
         }
         // Left: the letters of one factor only, and some shared ones (batches).
@@ -471,9 +546,9 @@ impl Generator<'_, '_> {
         let shape: Vec<usize> = lhs.iter().map(|l| self.extent(l)).collect();
         let mutable = if self.u.ratio(1, 2)? { "mut " } else { "" };
         let ty = if self.u.ratio(1, 10)? {
-            ": Tensor<f64>"
+            format!(": Tensor<{}>", self.element.name())
         } else {
-            ""
+            String::new()
         };
         // The new binding is visible only after its own right-hand side.
         self.tensors.retain(|binding| binding.name != name);
@@ -511,8 +586,7 @@ impl Generator<'_, '_> {
         let mut lhs: Vec<String> = Vec::new();
         let mut letters: Vec<&'static str> = Vec::new();
         for &extent in &target.shape {
-            let candidates: Vec<&'static str> = LETTERS
-                .iter()
+            let candidates: Vec<&'static str> = (self.letters.iter())
                 .copied()
                 .filter(|l| self.extent(l) == extent && !letters.contains(l))
                 .collect();
@@ -541,7 +615,11 @@ impl Generator<'_, '_> {
         let mut used = Vec::new();
         let rhs = self.expr(&preferred, None, 0, &mut used)?;
         let mutable = if self.u.ratio(2, 3)? { "mut " } else { "" };
-        let ty = if self.u.ratio(1, 6)? { ": f64" } else { "" };
+        let ty = if self.u.ratio(1, 6)? {
+            format!(": {}", self.element.name())
+        } else {
+            String::new()
+        };
         self.tensors.retain(|binding| binding.name != name);
         if !self.scalars.contains(&name) {
             self.scalars.push(name.clone());
@@ -570,7 +648,7 @@ impl Generator<'_, '_> {
         let count = self.u.int_in_range(1..=max)?;
         let mut pool = Vec::new();
         for _ in 0..count {
-            let letter = *self.u.choose(&LETTERS)?;
+            let letter = *self.u.choose(self.letters)?;
             if !pool.contains(&letter) {
                 pool.push(letter);
             }
@@ -642,7 +720,8 @@ impl Generator<'_, '_> {
                 if k > 0 {
                     parts.push(" * ".to_owned());
                 }
-                parts.push(self.access(preferred, used)?);
+                let access = self.access(preferred, used)?;
+                parts.push(self.maybe_conjugated(access)?);
             }
             return Ok(parts.concat());
         }
@@ -650,10 +729,22 @@ impl Generator<'_, '_> {
         let factors = self.u.int_in_range(1..=3)?;
         let mut out = self.factor(preferred, depth, used)?;
         for _ in 1..factors {
-            out.push_str(if self.u.ratio(1, 4)? { " / " } else { " * " });
+            let divide = self.element != ElementType::I64 && self.u.ratio(1, 4)?;
+            out.push_str(if divide { " / " } else { " * " });
             out.push_str(&self.factor(preferred, depth, used)?);
         }
         Ok(out)
+    }
+
+    /// A factor of a product, in a complex block conjugated one time in three (which the
+    /// GEMMs reading it do as they read).
+    fn maybe_conjugated(&mut self, factor: String) -> Result<String> {
+        Ok(
+            match self.element == ElementType::C64 && self.u.ratio(1, 3)? {
+                true => format!("conj({factor})"),
+                false => factor,
+            },
+        )
     }
 
     /// Nothing, a literal or a scalar followed by `*`.
@@ -667,7 +758,11 @@ impl Generator<'_, '_> {
     }
 
     fn literal(&mut self) -> Result<&'static str> {
-        Ok(LiteralChoice::arbitrary(self.u)?.text())
+        let choice = LiteralChoice::arbitrary(self.u)?;
+        Ok(match choice.fits(self.element) {
+            true => choice.text(),
+            false => LiteralChoice::Two.text(),
+        })
     }
 
     fn scalar(&mut self) -> Result<String> {
@@ -689,7 +784,10 @@ impl Generator<'_, '_> {
             10 | 11 => self.literal()?.to_owned(),
             12 | 13 => self.scalar()?,
             14..=16 if depth < 2 => {
-                let function = FunctionChoice::arbitrary(self.u)?;
+                let mut function = FunctionChoice::arbitrary(self.u)?;
+                if !function.fits(self.element) {
+                    function = FunctionChoice::Abs;
+                }
                 let argument = self.expr(preferred, None, depth + 1, used)?;
                 match function {
                     FunctionChoice::Exp => format!("exp({argument})"),
@@ -719,6 +817,9 @@ impl Generator<'_, '_> {
                         let exponent = self.u.int_in_range(-2i8..=3)?;
                         format!("powi({argument}, {exponent})")
                     }
+                    FunctionChoice::Conj => format!("conj({argument})"),
+                    FunctionChoice::Re => format!("re({argument})"),
+                    FunctionChoice::Im => format!("im({argument})"),
                 }
             }
             17 if depth < 2 => format!("({})", self.expr(preferred, None, depth + 1, used)?),
@@ -754,8 +855,7 @@ impl Generator<'_, '_> {
                 .copied()
                 .filter(|l| self.extent(l) == extent)
                 .collect();
-            let any_fits: Vec<&'static str> = LETTERS
-                .iter()
+            let any_fits: Vec<&'static str> = (self.letters.iter())
                 .copied()
                 .filter(|l| self.extent(l) == extent)
                 .collect();

@@ -10,6 +10,7 @@
 pub mod block;
 pub mod memory;
 pub mod naive;
+pub mod numeric;
 pub mod plan;
 pub mod tokens;
 
@@ -20,6 +21,8 @@ use proc_macro2::TokenStream;
 use tensor_dsl_compiler::{Config, Flavor, Trace};
 
 use block::Block;
+use numeric::{ElementType, Fuzzed};
+use tensor_dsl_runtime::c64;
 
 /// Why a generated block was not compared.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,21 +54,26 @@ pub enum Verdict {
 pub const TOLERANCE: f64 = 1e-9;
 
 /// Compiles `block` with and without the optimizing passes, runs each plan through the
-/// runtime, and compares every tensor and scalar with the naive interpreter of the checked IR.
+/// runtime in the block's element type, and compares every tensor and scalar with the naive
+/// interpreter of the checked IR.
 ///
 /// # Panics
 /// On any disagreement, with the block, the IR, the plan and the differing values.
 pub fn check_block(block: &Block) -> Verdict {
-    guarded(block.describe(), || check_block_unguarded(block))
-        .unwrap_or_else(|message| Verdict::Skipped(Skip::KnownBug(message)))
+    guarded(block.describe(), || match block.element {
+        ElementType::F64 => check_block_in::<f64>(block),
+        ElementType::I64 => check_block_in::<i64>(block),
+        ElementType::C64 => check_block_in::<c64>(block),
+    })
+    .unwrap_or_else(|message| Verdict::Skipped(Skip::KnownBug(message)))
 }
 
-fn check_block_unguarded(block: &Block) -> Verdict {
+fn check_block_in<T: plan::Dispatched>(block: &Block) -> Verdict {
     let text = block.text();
     let tokens: TokenStream = text.parse().expect("generated blocks lex");
     let mut compared = 0;
     let mut steps = 0;
-    let mut reference: Option<naive::Outcome> = None;
+    let mut reference: Option<naive::Outcome<T>> = None;
     for optimize in [true, false] {
         let mut config = Config::new(Flavor::Panic);
         config.optimize = optimize;
@@ -78,7 +86,7 @@ fn check_block_unguarded(block: &Block) -> Verdict {
         };
         let expected = match &reference {
             Some(expected) => expected.clone(),
-            None => match naive::run(&trace.stages[0].1, block) {
+            None => match naive::run::<T>(&trace.stages[0].1, block) {
                 Ok(outcome) => {
                     reference = Some(outcome.clone());
                     outcome
@@ -86,7 +94,7 @@ fn check_block_unguarded(block: &Block) -> Verdict {
                 Err(skip) => return Verdict::Skipped(skip),
             },
         };
-        let got = match plan::run(&trace.plan, block) {
+        let got = match plan::run::<T>(&trace.plan, block) {
             Ok(outcome) => outcome,
             Err(skip) => return Verdict::Skipped(skip),
         };
@@ -98,28 +106,19 @@ fn check_block_unguarded(block: &Block) -> Verdict {
             .sum::<usize>();
         match compare(&got, &expected) {
             Ok(count) => compared += count,
-            Err(difference) => panic!("{}", report(block, &trace, optimize, &difference)),
+            Err(difference) => panic!("{}", report::<T>(block, &trace, optimize, &difference)),
         }
     }
     Verdict::Agreed { compared, steps }
 }
 
-/// Whether `got` is `expected` within the tolerance its magnitude allows.
-pub fn close(got: f64, expected: f64, magnitude: f64) -> bool {
-    if got == expected || (got.is_nan() && expected.is_nan()) {
-        return true;
-    }
-    // Not finite: the naive value overflowed or is undefined; rounding decides the rest.
-    if !magnitude.is_finite() || !expected.is_finite() {
-        return true;
-    }
-    (got - expected).abs() <= TOLERANCE * magnitude.max(expected.abs())
-}
-
 /// The number of values compared, or what differs.
-fn compare(got: &plan::Outcome, expected: &naive::Outcome) -> Result<usize, String> {
+fn compare<T: Fuzzed>(
+    got: &plan::Outcome<T>,
+    expected: &naive::Outcome<T>,
+) -> Result<usize, String> {
     let mut count = 0;
-    let mut values = |what: &str, got: &[f64], expected: &[f64], magnitudes: &[f64]| {
+    let mut values = |what: &str, got: &[T], expected: &[T], magnitudes: &[f64]| {
         if got.len() != expected.len() {
             return Err(format!(
                 "{what}: {} elements, expected {}",
@@ -128,7 +127,7 @@ fn compare(got: &plan::Outcome, expected: &naive::Outcome) -> Result<usize, Stri
             ));
         }
         let wrong: Vec<usize> = (0..got.len())
-            .filter(|&k| !close(got[k], expected[k], magnitudes[k]))
+            .filter(|&k| !T::close(got[k], expected[k], magnitudes[k]))
             .collect();
         count += got.len();
         if wrong.is_empty() {
@@ -138,7 +137,7 @@ fn compare(got: &plan::Outcome, expected: &naive::Outcome) -> Result<usize, Stri
         for &k in wrong.iter().take(8) {
             let _ = write!(
                 message,
-                "\n  [{k}] plan {:e}, naive {:e} (magnitude {:e})",
+                "\n  [{k}] plan {}, naive {} (magnitude {:e})",
                 got[k], expected[k], magnitudes[k]
             );
         }
@@ -198,7 +197,7 @@ fn compare(got: &plan::Outcome, expected: &naive::Outcome) -> Result<usize, Stri
             }
         }
     }
-    let names = |scalars: &[(String, f64)]| scalars.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
+    let names = |scalars: &[(String, T)]| scalars.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
     let expected_names: Vec<String> = expected.scalars.iter().map(|s| s.0.clone()).collect();
     if names(&got.scalars) != expected_names {
         return Err(format!(
@@ -217,7 +216,7 @@ fn compare(got: &plan::Outcome, expected: &naive::Outcome) -> Result<usize, Stri
     Ok(count)
 }
 
-fn report(block: &Block, trace: &Trace, optimize: bool, difference: &str) -> String {
+fn report<T: Fuzzed>(block: &Block, trace: &Trace, optimize: bool, difference: &str) -> String {
     let mut out = format!(
         "plan and naive interpreter disagree ({}):\n{difference}\n\nblock:\n{}\n",
         if optimize { "optimized" } else { "unoptimized" },
@@ -236,9 +235,9 @@ fn report(block: &Block, trace: &Trace, optimize: bool, difference: &str) -> Str
         }
     }
     // Which stage's meaning first differs (the naive interpreter reads every stage).
-    if let Ok(reference) = naive::run(&trace.stages[0].1, block) {
+    if let Ok(reference) = naive::run::<T>(&trace.stages[0].1, block) {
         for (name, program) in &trace.stages[1..] {
-            match naive::run(program, block) {
+            match naive::run::<T>(program, block) {
                 Ok(outcome) => {
                     let as_plan = plan::Outcome {
                         inputs: outcome

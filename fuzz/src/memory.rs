@@ -4,6 +4,7 @@
 use tensor_dsl_compiler::ir::Exponent;
 
 use crate::block::{Block, InputKind, ViewSpec, PADDING};
+use crate::numeric::{Fuzzed, Sample};
 
 /// Where a tensor's elements live: `buffer[offset + Σ index[k]·strides[k]]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,13 +70,14 @@ pub fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
 
 /// An input's backing buffer: its shape and elements (padding filled with [`PADDING`]).
 #[derive(Clone, Debug)]
-pub struct Backing {
+pub struct Backing<V> {
     pub shape: Vec<usize>,
-    pub data: Vec<f64>,
+    pub data: Vec<V>,
 }
 
-/// The backing buffer of every input (`None` for an alias) and every input's layout.
-pub fn inputs(block: &Block) -> (Vec<Option<Backing>>, Vec<Layout>) {
+/// The backing buffer of every input (`None` for an alias), its values in `V`, and every
+/// input's layout.
+pub fn inputs<V: Fuzzed>(block: &Block) -> (Vec<Option<Backing<V>>>, Vec<Layout>) {
     let mut backings = Vec::new();
     let mut layouts = Vec::new();
     for (k, input) in block.inputs.iter().enumerate() {
@@ -83,7 +85,7 @@ pub fn inputs(block: &Block) -> (Vec<Option<Backing>>, Vec<Layout>) {
             InputKind::Owned => {
                 backings.push(Some(Backing {
                     shape: input.shape.clone(),
-                    data: input.values.clone(),
+                    data: input.values.iter().map(|&v| V::from_sample(v)).collect(),
                 }));
                 layouts.push(Layout::contiguous(k, &input.shape));
             }
@@ -102,12 +104,12 @@ pub fn inputs(block: &Block) -> (Vec<Option<Backing>>, Vec<Layout>) {
     (backings, layouts)
 }
 
-fn view_backing(
+fn view_backing<V: Fuzzed>(
     buffer: usize,
     shape: &[usize],
     spec: &ViewSpec,
-    values: &[f64],
-) -> (Backing, Layout) {
+    values: &[Sample],
+) -> (Backing<V>, Layout) {
     let backing_shape = spec.backing_shape(shape);
     let backing_strides = row_major_strides(&backing_shape);
     let inverse = spec.inverse();
@@ -124,7 +126,7 @@ fn view_backing(
                 flat += (coordinate - spec.pad_lo[q]) * logical_strides[spec.perm[q]];
             }
         }
-        data.push(if inside { values[flat] } else { PADDING });
+        data.push(V::from_sample(if inside { values[flat] } else { PADDING }));
     });
     let offset = (0..shape.len())
         .map(|q| spec.pad_lo[q] * backing_strides[q])

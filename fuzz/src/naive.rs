@@ -17,35 +17,33 @@ use tensor_dsl_compiler::ir::{
 };
 
 use crate::block::Block;
-use crate::memory::{self, for_each_index, literal_value, Layout};
+use crate::memory::{for_each_index, literal_value, Layout};
+use crate::numeric::{Fuzzed, Value};
 use crate::Skip;
-
-/// A value and its magnitude (see the module docs).
-pub type Value = (f64, f64);
 
 /// What a block leaves behind, for comparison.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub struct Outcome<V> {
     /// Per input: its backing buffer's elements and magnitudes (`None` for an alias).
-    pub inputs: Vec<Option<(Vec<f64>, Vec<f64>)>>,
+    pub inputs: Vec<Option<(Vec<V>, Vec<f64>)>>,
     /// The user's `let`s in order: tensors as they are at the end of the block, scalars as
     /// made.
-    pub lets: Vec<Made>,
+    pub lets: Vec<Made<V>>,
     /// Every scalar variable at the end, by name.
-    pub scalars: Vec<(String, Value)>,
+    pub scalars: Vec<(String, Value<V>)>,
 }
 
 #[derive(Clone, Debug)]
-pub enum Made {
+pub enum Made<V> {
     Tensor {
         name: String,
         shape: Vec<usize>,
-        values: Vec<f64>,
+        values: Vec<V>,
         magnitudes: Vec<f64>,
     },
     Scalar {
         name: String,
-        value: Value,
+        value: Value<V>,
     },
 }
 
@@ -53,22 +51,23 @@ pub enum Made {
 pub const BUDGET: usize = 1_500_000;
 
 /// What a user `let` made: a buffer and its shape, or a scalar.
-type LetMade = Result<(usize, Vec<usize>), Value>;
+type LetMade<V> = Result<(usize, Vec<usize>), Value<V>>;
 
-struct State<'p> {
+struct State<'p, V> {
     program: &'p Program,
     block: &'p Block,
-    buffers: Vec<Vec<f64>>,
+    buffers: Vec<Vec<V>>,
     magnitudes: Vec<Vec<f64>>,
     layouts: HashMap<TensorId, Layout>,
     input_layouts: Vec<Layout>,
-    scalars: HashMap<String, Value>,
+    scalars: HashMap<String, Value<V>>,
     /// User `let`s: a buffer and its shape, or a scalar.
-    lets: Vec<(String, LetMade)>,
+    lets: Vec<(String, LetMade<V>)>,
 }
 
-pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
-    let (backings, input_layouts) = memory::inputs(block);
+/// Runs the block's `program` in `V` (its element type).
+pub fn run<V: Fuzzed>(program: &Program, block: &Block) -> Result<Outcome<V>, Skip> {
+    let (backings, input_layouts) = crate::memory::inputs::<V>(block);
     let mut state = State {
         program,
         block,
@@ -79,7 +78,10 @@ pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
         scalars: block
             .scalars
             .iter()
-            .map(|(name, value)| (name.clone(), (*value, value.abs())))
+            .map(|(name, value)| {
+                let value = V::from_sample(*value);
+                (name.clone(), (value, value.norm()))
+            })
             .collect(),
         lets: Vec::new(),
     };
@@ -87,7 +89,7 @@ pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
         let data = backing.as_ref().map_or(Vec::new(), |b| b.data.clone());
         state
             .magnitudes
-            .push(data.iter().map(|v| v.abs()).collect());
+            .push(data.iter().map(|v| v.norm()).collect());
         state.buffers.push(data);
     }
     let mut work = 0;
@@ -119,7 +121,7 @@ pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
             },
         })
         .collect();
-    let mut scalars: Vec<(String, Value)> = state.scalars.into_iter().collect();
+    let mut scalars: Vec<(String, Value<V>)> = state.scalars.into_iter().collect();
     scalars.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Outcome {
         inputs,
@@ -129,20 +131,27 @@ pub fn run(program: &Program, block: &Block) -> Result<Outcome, Skip> {
 }
 
 /// An expression over the statement's point (one coordinate per index variable).
-enum Compiled {
+enum Compiled<V> {
     Read {
         buffer: usize,
         base: usize,
         /// (variable, stride) per axis addressed by a variable.
         strides: Vec<(usize, usize)>,
     },
-    Constant(Value),
-    Neg(Box<Compiled>),
-    Binary(BinaryOp, Box<Compiled>, Box<Compiled>),
-    Call(Function, Vec<Compiled>),
+    Constant(Value<V>),
+    Neg(Box<Compiled<V>>),
+    Binary(BinaryOp, Box<Compiled<V>>, Box<Compiled<V>>),
+    Call(Function, Vec<Compiled<V>>),
 }
 
-impl State<'_> {
+/// A literal's value in `V` (whole literals in integer blocks: the generator writes no
+/// others there).
+fn literal<V: Fuzzed>(value: f64) -> Value<V> {
+    let value = V::from_f64(value);
+    (value, value.norm())
+}
+
+impl<V: Fuzzed> State<'_, V> {
     fn layout(&self, tensor: TensorId) -> Result<Layout, Skip> {
         if let Some(layout) = self.layouts.get(&tensor) {
             return Ok(layout.clone());
@@ -167,9 +176,9 @@ impl State<'_> {
         }
     }
 
-    fn scalar(&self, text: &str) -> Result<Value, Skip> {
+    fn scalar(&self, text: &str) -> Result<Value<V>, Skip> {
         if let Some(value) = literal_value(text) {
-            return Ok((value, value.abs()));
+            return Ok(literal(value));
         }
         self.scalars
             .get(text.trim())
@@ -192,7 +201,7 @@ impl State<'_> {
 
     fn statement(&mut self, statement: &Statement, work: &mut usize) -> Result<(), Skip> {
         // Scalars, once, before anything is written.
-        let scalars: Vec<Value> = statement
+        let scalars: Vec<Value<V>> = statement
             .scalars
             .iter()
             .map(|scalar| self.scalar(&scalar.tokens.to_string()))
@@ -276,7 +285,7 @@ impl State<'_> {
             Target::NewTensor { .. } => {
                 let buffer = self.buffers.len();
                 let count = out_shape.iter().product();
-                self.buffers.push(vec![0.0; count]);
+                self.buffers.push(vec![V::ZERO; count]);
                 self.magnitudes.push(vec![0.0; count]);
                 let layout = Layout::contiguous(buffer, &out_shape);
                 let strides = lhs.iter().copied().zip(layout.strides).collect();
@@ -291,14 +300,14 @@ impl State<'_> {
                 None
             }
         };
-        let mut scalar_value: Value = match &statement.target {
+        let mut scalar_value: Value<V> = match &statement.target {
             Target::Scalar { place, .. } => self.scalars[&place.to_string()],
-            _ => (0.0, 0.0),
+            _ => (V::ZERO, 0.0),
         };
 
         for update in &statement.updates {
             // The whole right-hand side first.
-            let mut values: Vec<Value> = vec![(0.0, 0.0); points];
+            let mut values: Vec<Value<V>> = vec![(V::ZERO, 0.0); points];
             for term in &update.terms {
                 let summed: Vec<usize> = match &term.reduction {
                     Some(reduction) => reduction.iter().map(|var| var_index(&var.name)).collect(),
@@ -325,7 +334,7 @@ impl State<'_> {
                 used.extend(scalars_of(&term.expr));
                 if used
                     .iter()
-                    .any(|&k| !(scalars[k].0 + scalars[k].1).is_finite())
+                    .any(|&k| !scalars[k].0.is_finite() || !scalars[k].1.is_finite())
                 {
                     scale.1 = f64::INFINITY;
                 }
@@ -335,16 +344,16 @@ impl State<'_> {
                     for (slot, &v) in out.iter().zip(&lhs) {
                         point[v] = *slot;
                     }
-                    let mut sum: Value = (0.0, 0.0);
+                    let mut sum: Value<V> = (V::ZERO, 0.0);
                     for_each_index(&summed_shape, |inner| {
                         for (slot, &v) in inner.iter().zip(&summed) {
                             point[v] = *slot;
                         }
                         let value = self.eval(&expr, &point);
-                        sum = (sum.0 + value.0, sum.1 + value.1);
+                        sum = V::naive_binary(BinaryOp::Add, sum, value);
                     });
-                    let term_value = mul(scale, sum);
-                    values[k] = (values[k].0 + term_value.0, values[k].1 + term_value.1);
+                    let term_value = V::naive_binary(BinaryOp::Mul, scale, sum);
+                    values[k] = V::naive_binary(BinaryOp::Add, values[k], term_value);
                     k += 1;
                 });
                 if points == 0 {
@@ -352,18 +361,20 @@ impl State<'_> {
                 }
             }
             let beta = update.beta.as_ref().map(|beta| scale_value(beta, &scalars));
-            let combine = |old: Value, value: Value| -> Value {
+            let combine = |old: Value<V>, value: Value<V>| -> Value<V> {
                 let value = match update.op {
-                    AssignOp::Sub => (-value.0, value.1),
+                    AssignOp::Sub => (value.0.negated(), value.1),
                     AssignOp::Assign | AssignOp::Add => value,
                 };
                 match (beta, update.op) {
                     (Some(beta), _) => {
-                        let scaled = mul(beta, old);
-                        (scaled.0 + value.0, scaled.1 + value.1)
+                        let scaled = V::naive_binary(BinaryOp::Mul, beta, old);
+                        V::naive_binary(BinaryOp::Add, scaled, value)
                     }
                     (None, AssignOp::Assign) => value,
-                    (None, AssignOp::Add | AssignOp::Sub) => (old.0 + value.0, old.1 + value.1),
+                    (None, AssignOp::Add | AssignOp::Sub) => {
+                        V::naive_binary(BinaryOp::Add, old, value)
+                    }
                 }
             };
             match &target {
@@ -412,8 +423,8 @@ impl State<'_> {
         &self,
         expr: &Expr,
         var_index: &dyn Fn(&str) -> usize,
-        scalars: &[Value],
-    ) -> Result<Compiled, Skip> {
+        scalars: &[Value<V>],
+    ) -> Result<Compiled<V>, Skip> {
         Ok(match expr {
             Expr::Access(access) => {
                 let layout = self.layout(access.tensor)?;
@@ -435,7 +446,7 @@ impl State<'_> {
                     strides,
                 }
             }
-            Expr::Literal(literal) => Compiled::Constant((literal.value, literal.value.abs())),
+            Expr::Literal(value) => Compiled::Constant(literal(value.value)),
             Expr::Scalar(k) => Compiled::Constant(scalars[*k]),
             Expr::Neg(operand) => {
                 Compiled::Neg(Box::new(self.compile(operand, var_index, scalars)?))
@@ -454,7 +465,7 @@ impl State<'_> {
         })
     }
 
-    fn eval(&self, expr: &Compiled, point: &[usize]) -> Value {
+    fn eval(&self, expr: &Compiled<V>, point: &[usize]) -> Value<V> {
         match expr {
             Compiled::Read {
                 buffer,
@@ -467,16 +478,16 @@ impl State<'_> {
             Compiled::Constant(value) => *value,
             Compiled::Neg(operand) => {
                 let (v, m) = self.eval(operand, point);
-                (-v, m)
+                (v.negated(), m)
             }
             Compiled::Binary(op, left, right) => {
                 let a = self.eval(left, point);
                 let b = self.eval(right, point);
-                binary(*op, a, b)
+                V::naive_binary(*op, a, b)
             }
             Compiled::Call(function, args) => {
-                let values: Vec<Value> = args.iter().map(|arg| self.eval(arg, point)).collect();
-                call(*function, &values)
+                let values: Vec<Value<V>> = args.iter().map(|arg| self.eval(arg, point)).collect();
+                V::naive_call(*function, &values)
             }
         }
     }
@@ -497,97 +508,12 @@ fn scalars_of(expr: &Expr) -> Vec<usize> {
     }
 }
 
-/// `d·m`, with `0·∞ = 0` (an exact input has no error to amplify).
-fn amplify(derivative: f64, magnitude: f64) -> f64 {
-    if magnitude == 0.0 {
-        0.0
-    } else {
-        derivative.abs() * magnitude
-    }
-}
-
-pub fn mul(a: Value, b: Value) -> Value {
-    (a.0 * b.0, amplify(b.0, a.1) + amplify(a.0, b.1))
-}
-
-pub fn binary(op: BinaryOp, a: Value, b: Value) -> Value {
-    match op {
-        BinaryOp::Add => (a.0 + b.0, a.1 + b.1),
-        BinaryOp::Sub => (a.0 - b.0, a.1 + b.1),
-        BinaryOp::Mul => mul(a, b),
-        BinaryOp::Div if near_zero(b) => (a.0 / b.0, f64::INFINITY),
-        BinaryOp::Div => (
-            a.0 / b.0,
-            amplify(1.0 / b.0, a.1) + amplify(a.0 / (b.0 * b.0), b.1),
-        ),
-    }
-}
-
-/// Whether `x` is zero within the rounding its magnitude allows: another evaluation order may
-/// make it exactly zero (or negative), so a pole or a branch point there (`1/x`, `ln`, `sqrt`,
-/// negative powers) makes the result undefined, not merely inexact.
-fn near_zero(x: Value) -> bool {
-    x.1 > 0.0 && x.0.abs() <= crate::TOLERANCE * x.1
-}
-
-pub fn call(function: Function, args: &[Value]) -> Value {
-    let (x, m) = args[0];
-    let singular = matches!(function, Function::Ln | Function::Sqrt)
-        || matches!(function, Function::Powi(n) if memory::literal_exponent(n) < 0);
-    if singular && near_zero(args[0]) {
-        let value = call(function, &[(x, 0.0)]).0;
-        return (value, f64::INFINITY);
-    }
-    match function {
-        Function::Exp => (x.exp(), amplify(x.exp(), m) + x.exp().abs()),
-        Function::Ln => (x.ln(), amplify(1.0 / x, m) + x.ln().abs()),
-        Function::Sqrt => (x.sqrt(), amplify(0.5 / x.sqrt(), m) + x.sqrt().abs()),
-        Function::Abs => (x.abs(), m),
-        Function::Sin => (x.sin(), amplify(x.cos(), m) + x.sin().abs()),
-        Function::Cos => (x.cos(), amplify(x.sin(), m) + x.cos().abs()),
-        Function::Tan => (x.tan(), amplify(1.0 + x.tan() * x.tan(), m) + x.tan().abs()),
-        Function::Tanh => (
-            x.tanh(),
-            amplify(1.0 - x.tanh() * x.tanh(), m) + x.tanh().abs(),
-        ),
-        Function::Sigmoid => {
-            let s = 1.0 / (1.0 + (-x).exp());
-            (s, amplify(s * (1.0 - s), m) + s)
-        }
-        Function::Pow => {
-            let (y, my) = args[1];
-            let value = x.powf(y);
-            let by_base = amplify(y * x.powf(y - 1.0), m);
-            let by_exponent = amplify(value * x.abs().ln(), my);
-            (value, by_base + by_exponent + value.abs())
-        }
-        // `max(NaN, y)` is `y`: keep the taint of a non-finite argument, whose value may
-        // legitimately differ with evaluation order (∞·0 after distributing a sum).
-        Function::Max | Function::Min if !(m + args[1].1).is_finite() => {
-            let value = if function == Function::Max {
-                x.max(args[1].0)
-            } else {
-                x.min(args[1].0)
-            };
-            (value, f64::INFINITY)
-        }
-        Function::Max => (x.max(args[1].0), m.max(args[1].1)),
-        Function::Min => (x.min(args[1].0), m.max(args[1].1)),
-        Function::Powi(n) => {
-            let n = memory::literal_exponent(n);
-            let value = x.powi(n);
-            let derivative = f64::from(n) * x.powi(n - 1);
-            (value, amplify(derivative, m) + value.abs())
-        }
-        Function::Conj | Function::Re => (x, m),
-        Function::Im => (0.0, 0.0),
-    }
-}
-
 /// A scale's value: its coefficient times its scalars, left to right.
-pub fn scale_value(scale: &Scale, scalars: &[Value]) -> Value {
-    scale.scalars.iter().fold(
-        (scale.coefficient, scale.coefficient.abs()),
-        |product, &k| mul(product, scalars[k]),
-    )
+pub fn scale_value<V: Fuzzed>(scale: &Scale, scalars: &[Value<V>]) -> Value<V> {
+    scale
+        .scalars
+        .iter()
+        .fold(literal(scale.coefficient), |product, &k| {
+            V::naive_binary(BinaryOp::Mul, product, scalars[k])
+        })
 }

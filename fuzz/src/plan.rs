@@ -19,16 +19,17 @@ use tensor_dsl_compiler::lower::{Kernel, Mode, Plan, Step};
 use tensor_dsl_runtime::__private::{
     self as rt, Access, Axis, Detached, Operand, PlanCache, TargetAccess, TargetOwned, TargetShared,
 };
-use tensor_dsl_runtime::{Tensor, TensorView, TensorViewMut};
+use tensor_dsl_runtime::{c64, Tensor, TensorView, TensorViewMut};
 
 use crate::block::{Block, InputKind, ViewSpec};
 use crate::memory::{self, literal_value};
+use crate::numeric::Fuzzed;
 use crate::Skip;
 
-/// Calls `$f::<L, N>($call)` for the run-time `l ≤ MAX_LOOPS` and `n`, one of `$ns`.
+/// Calls `$f::<_, L, N>($call)` for the run-time `l`, one of `$ls`, and `n`, one of `$ns`.
 macro_rules! dispatch {
-    ($f:ident, $l:expr, $n:expr, $call:expr; $($ns:literal)*) => {
-        dispatch!(@loops $f, $l, $n, $call; [$($ns)*]; 0 1 2 3 4 5 6 7 8)
+    ($f:ident, $l:expr, $n:expr, $call:expr; [$($ls:literal)*] [$($ns:literal)*]) => {
+        dispatch!(@loops $f, $l, $n, $call; [$($ns)*]; $($ls)*)
     };
     (@loops $f:ident, $l:expr, $n:expr, $call:expr; $ns:tt; $($ls:literal)*) => {
         match $l {
@@ -38,20 +39,20 @@ macro_rules! dispatch {
     };
     (@operands $f:ident, $l:literal, $n:expr, $call:expr; [$($ns:literal)*]) => {
         match $n {
-            $($ns => $f::<$l, $ns>($call),)*
+            $($ns => $f::<_, $l, $ns>($call),)*
             _ => unreachable!("operand count checked"),
         }
     };
 }
 
-/// Calls `$f::<L>($call)` for the run-time `l`.
+/// Calls `$f::<_, L>($call)` for the run-time `l`, one of `$ls`.
 macro_rules! dispatch_loops {
-    ($f:ident, $l:expr, $call:expr) => {
-        dispatch_loops!(@loops $f, $l, $call; 0 1 2 3 4 5 6 7 8)
+    ($f:ident, $l:expr, $call:expr; [$($ls:literal)*]) => {
+        dispatch_loops!(@loops $f, $l, $call; $($ls)*)
     };
     (@loops $f:ident, $l:expr, $call:expr; $($ls:literal)*) => {
         match $l {
-            $($ls => $f::<$ls>($call),)*
+            $($ls => $f::<_, $ls>($call),)*
             _ => unreachable!("loop count checked"),
         }
     };
@@ -72,32 +73,78 @@ fn count(kind: usize) {
     STEPS[kind].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// The most loops and operands one step may have here (const generics are dispatched over
-/// `0..=MAX_LOOPS` × `0..=MAX_OPERANDS`).
+/// The most loops and operands one step of an `f64` block may have here (const generics are
+/// dispatched over `0..=MAX_LOOPS` × `0..=MAX_OPERANDS`).
 pub const MAX_LOOPS: usize = 8;
 pub const MAX_OPERANDS: usize = 6;
 
+/// The most loops for the other element types: each type instantiates every engine once per
+/// (loops, operands) pair, and the full range in three types tripled the crate's build (past
+/// 15 min in release), so their blocks use only this many index letters
+/// ([`crate::numeric::ElementType::letters`]); the `f64` blocks cover wider steps.
+pub const TYPED_MAX_LOOPS: usize = 5;
+
+/// An element type a plan runs in, with the reach of its const-generic dispatch.
+pub trait Dispatched: Fuzzed {
+    /// The most loops and operands a step may have.
+    const REACH: (usize, usize);
+    /// Runs `call` with the kernel `kernel`, `l` loops and `n` operands, within [`Self::REACH`].
+    fn run_kernel(kernel: &Kernel, l: usize, n: usize, call: &Call<'_, Self>);
+}
+
+/// Implements [`Dispatched`] for a type over the loop counts `$ls` and operand counts `$ns`
+/// (of which the network steps take those from 3).
+macro_rules! dispatched {
+    ($t:ty, [$($ls:literal)*], [$($ns:literal)*], [$($nets:literal)*]) => {
+        impl Dispatched for $t {
+            const REACH: (usize, usize) = (
+                [$($ls),*][[$($ls),*].len() - 1],
+                [$($ns),*][[$($ns),*].len() - 1],
+            );
+            fn run_kernel(kernel: &Kernel, l: usize, n: usize, call: &Call<'_, Self>) {
+                match kernel {
+                    Kernel::LoopNest => dispatch!(evaluate_step, l, n, call; [$($ls)*] [$($ns)*]),
+                    Kernel::Network(_) => {
+                        assert!(n >= 3, "tensor-dsl bug: a pairwise contraction of {n} factors");
+                        dispatch!(network_step, l, n, call; [$($ls)*] [$($nets)*])
+                    }
+                    Kernel::Gemm(_) => {
+                        assert_eq!(n, 2, "tensor-dsl bug: a GEMM step with {n} operands");
+                        dispatch_loops!(gemm_step, l, call; [$($ls)*])
+                    }
+                }
+            }
+        }
+    };
+}
+
+dispatched!(f64, [0 1 2 3 4 5 6 7 8], [0 1 2 3 4 5 6], [3 4 5 6]);
+dispatched!(i64, [0 1 2 3 4 5], [0 1 2 3 4 5 6], [3 4 5 6]);
+dispatched!(c64, [0 1 2 3 4 5], [0 1 2 3 4 5 6], [3 4 5 6]);
+const _: () = assert!(<i64 as Dispatched>::REACH.0 == TYPED_MAX_LOOPS);
+const _: () = assert!(<c64 as Dispatched>::REACH.0 == TYPED_MAX_LOOPS);
+
 /// What a block leaves behind, for comparison.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub struct Outcome<T> {
     /// Per input: its backing buffer's elements (`None` for an alias).
-    pub inputs: Vec<Option<Vec<f64>>>,
+    pub inputs: Vec<Option<Vec<T>>>,
     /// The user's `let`s in order: tensors as at the end of the block, scalars as made.
-    pub lets: Vec<Made>,
+    pub lets: Vec<Made<T>>,
     /// Every scalar variable at the end, by name.
-    pub scalars: Vec<(String, f64)>,
+    pub scalars: Vec<(String, T)>,
 }
 
 #[derive(Clone, Debug)]
-pub enum Made {
+pub enum Made<T> {
     Tensor {
         name: String,
         shape: Vec<usize>,
-        values: Vec<f64>,
+        values: Vec<T>,
     },
     Scalar {
         name: String,
-        value: f64,
+        value: T,
     },
 }
 
@@ -109,20 +156,21 @@ struct Handle {
     shape: Vec<usize>,
 }
 
-struct State<'p> {
+struct State<'p, T> {
     program: &'p Program,
     block: &'p Block,
     /// One tensor per buffer: inputs first (`None` for aliases), then `let` results. The
     /// target's is taken out while its statement runs.
-    buffers: Vec<Option<Tensor<f64>>>,
+    buffers: Vec<Option<Tensor<T>>>,
     handles: HashMap<TensorId, Handle>,
     input_handles: Vec<Handle>,
-    scalars: HashMap<String, f64>,
-    lets: Vec<(String, Result<usize, f64>)>,
+    scalars: HashMap<String, T>,
+    lets: Vec<(String, Result<usize, T>)>,
 }
 
-pub fn run(plan: &Plan, block: &Block) -> Result<Outcome, Skip> {
-    let (backings, layouts) = memory::inputs(block);
+/// Runs `plan` in `T` (the block's element type).
+pub fn run<T: Dispatched>(plan: &Plan, block: &Block) -> Result<Outcome<T>, Skip> {
+    let (backings, layouts) = memory::inputs::<T>(block);
     let mut buffers = Vec::new();
     let mut input_handles = Vec::new();
     for (k, (backing, input)) in backings.iter().zip(&block.inputs).enumerate() {
@@ -150,7 +198,9 @@ pub fn run(plan: &Plan, block: &Block) -> Result<Outcome, Skip> {
         buffers,
         handles: HashMap::new(),
         input_handles,
-        scalars: block.scalars.iter().cloned().collect(),
+        scalars: (block.scalars.iter())
+            .map(|(name, value)| (name.clone(), T::from_sample(*value)))
+            .collect(),
         lets: Vec::new(),
     };
     // The views must address what the naive interpreter's layouts address.
@@ -201,7 +251,7 @@ pub fn run(plan: &Plan, block: &Block) -> Result<Outcome, Skip> {
             },
         })
         .collect();
-    let mut scalars: Vec<(String, f64)> = state.scalars.into_iter().collect();
+    let mut scalars: Vec<(String, T)> = state.scalars.into_iter().collect();
     scalars.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Outcome {
         inputs,
@@ -210,7 +260,7 @@ pub fn run(plan: &Plan, block: &Block) -> Result<Outcome, Skip> {
     })
 }
 
-fn make_view<'t>(tensor: &'t Tensor<f64>, spec: &ViewSpec) -> TensorView<'t, f64> {
+fn make_view<'t, T>(tensor: &'t Tensor<T>, spec: &ViewSpec) -> TensorView<'t, T> {
     let mut view = tensor.view();
     let shape = tensor.shape().to_vec();
     for (q, &backing) in shape.iter().enumerate() {
@@ -220,7 +270,7 @@ fn make_view<'t>(tensor: &'t Tensor<f64>, spec: &ViewSpec) -> TensorView<'t, f64
     view.permuted_axes(&spec.inverse())
 }
 
-fn make_view_mut<'t>(tensor: &'t mut Tensor<f64>, spec: &ViewSpec) -> TensorViewMut<'t, f64> {
+fn make_view_mut<'t, T>(tensor: &'t mut Tensor<T>, spec: &ViewSpec) -> TensorViewMut<'t, T> {
     let shape = tensor.shape().to_vec();
     let mut view = tensor.view_mut();
     for (q, &backing) in shape.iter().enumerate() {
@@ -232,74 +282,61 @@ fn make_view_mut<'t>(tensor: &'t mut Tensor<f64>, spec: &ViewSpec) -> TensorView
 
 /// A step's value at one point, over its operands' elements (`__x` in the emitted closure).
 #[derive(Debug)]
-pub enum Body {
+pub enum Body<T> {
     Operand(usize),
-    Constant(f64),
-    Neg(Box<Body>),
-    Binary(BinaryOp, Box<Body>, Box<Body>),
-    Call(Function, Vec<Body>),
+    Constant(T),
+    Neg(Box<Body<T>>),
+    Binary(BinaryOp, Box<Body<T>>, Box<Body<T>>),
+    Call(Function, Vec<Body<T>>),
 }
 
-impl Body {
-    pub fn eval(&self, x: &[f64]) -> f64 {
+impl<T: Fuzzed> Body<T> {
+    pub fn eval(&self, x: &[T]) -> T {
         match self {
             Body::Operand(k) => x[*k],
             Body::Constant(value) => *value,
-            Body::Neg(operand) => -operand.eval(x),
+            Body::Neg(operand) => operand.eval(x).negated(),
             Body::Binary(op, left, right) => {
                 let (a, b) = (left.eval(x), right.eval(x));
                 match op {
-                    BinaryOp::Add => a + b,
-                    BinaryOp::Sub => a - b,
-                    BinaryOp::Mul => a * b,
-                    BinaryOp::Div => a / b,
+                    BinaryOp::Add => a.plus(b),
+                    BinaryOp::Sub => a.minus(b),
+                    BinaryOp::Mul => a.times(b),
+                    BinaryOp::Div => T::over(a, b),
                 }
             }
             Body::Call(function, args) => {
-                let a = args[0].eval(x);
-                match function {
-                    Function::Exp => a.exp(),
-                    Function::Ln => a.ln(),
-                    Function::Sqrt => a.sqrt(),
-                    Function::Abs => a.abs(),
-                    Function::Sin => a.sin(),
-                    Function::Cos => a.cos(),
-                    Function::Tan => a.tan(),
-                    Function::Tanh => a.tanh(),
-                    Function::Sigmoid => 1.0 / (1.0 + (-a).exp()),
-                    Function::Max => a.max(args[1].eval(x)),
-                    Function::Min => a.min(args[1].eval(x)),
-                    Function::Pow => a.powf(args[1].eval(x)),
-                    Function::Powi(n) => a.powi(crate::memory::literal_exponent(*n)),
-                    Function::Conj | Function::Re => a,
-                    Function::Im => 0.0,
-                }
+                // No allocation per point: functions take one or two arguments.
+                let values = [args[0].eval(x), args.get(1).map_or(T::ZERO, |b| b.eval(x))];
+                T::call(*function, &values[..args.len()])
             }
         }
     }
 }
 
 /// Where an operand of a statement is read from.
-enum Source<'v> {
-    Tensor(&'v Tensor<f64>),
-    View(TensorView<'v, f64>),
+enum Source<'v, T> {
+    Tensor(&'v Tensor<T>),
+    View(TensorView<'v, T>),
     /// The target's own writable view under another name (`let ra = &a;`).
     TargetView,
 }
 
 /// Everything one kernel call needs (the arguments of `Step::new` and the kernel).
-struct Call<'a> {
-    target: &'a TargetAccess<'a, f64>,
+pub struct Call<'a, T> {
+    target: &'a TargetAccess<'a, T>,
     target_axes: Vec<Axis>,
-    mode: rt::Mode<f64>,
-    alpha: f64,
+    mode: rt::Mode<T>,
+    alpha: T,
     extents: Vec<usize>,
     n_out: usize,
-    operands: Vec<(Access<'a, f64>, Vec<Axis>)>,
-    body: &'a Body,
+    operands: Vec<(Access<'a, T>, Vec<Axis>)>,
+    body: &'a Body<T>,
+    /// Which factors a GEMM or pairwise step conjugates (emit's `conjugated`).
+    conj: Vec<bool>,
 }
 
-impl State<'_> {
+impl<T: Dispatched> State<'_, T> {
     fn handle(&self, tensor: TensorId) -> Result<Handle, Skip> {
         if let Some(handle) = self.handles.get(&tensor) {
             return Ok(handle.clone());
@@ -324,8 +361,9 @@ impl State<'_> {
         }
     }
 
-    fn scalar(&self, text: &str) -> f64 {
+    fn scalar(&self, text: &str) -> T {
         literal_value(text)
+            .map(T::from_f64)
             .or_else(|| self.scalars.get(text.trim()).copied())
             .unwrap_or_else(|| panic!("plan reads unknown scalar `{text}`"))
     }
@@ -381,7 +419,7 @@ impl State<'_> {
     }
 
     fn statement(&mut self, statement: &Statement, steps: &[Step]) -> Result<(), Skip> {
-        let scalars: Vec<f64> = statement
+        let scalars: Vec<T> = statement
             .scalars
             .iter()
             .map(|scalar| self.scalar(&scalar.tokens.to_string()))
@@ -404,7 +442,7 @@ impl State<'_> {
             Target::NewTensor { name, tensor, .. } => {
                 let shape: Vec<usize> =
                     statement.lhs_vars().map(|var| extents[&var.name]).collect();
-                let mut result = Tensor::<f64>::zeros(shape.clone());
+                let mut result = Tensor::<T>::zeros(shape.clone());
                 {
                     let sources = self.sources(&read, &handles, None);
                     let accesses = accesses(&read, &sources, None);
@@ -437,7 +475,7 @@ impl State<'_> {
                 }
             }
             Target::NewScalar { .. } | Target::Scalar { .. } => {
-                let mut sum = 0.0f64;
+                let mut sum = T::ZERO;
                 {
                     let sources = self.sources(&read, &handles, None);
                     let accesses = accesses(&read, &sources, None);
@@ -466,7 +504,7 @@ impl State<'_> {
                         // The steps already negate for `-=`.
                         match statement.op() {
                             AssignOp::Assign => *value = sum,
-                            AssignOp::Add | AssignOp::Sub => *value += sum,
+                            AssignOp::Add | AssignOp::Sub => *value = value.plus(sum),
                         }
                     }
                     _ => unreachable!(),
@@ -520,20 +558,20 @@ impl State<'_> {
         &self,
         statement: &Statement,
         steps: &[Step],
-        target: &TargetAccess<'_, f64>,
-        target_view: Option<(usize, &TensorViewMut<'_, f64>)>,
+        target: &TargetAccess<'_, T>,
+        target_view: Option<(usize, &TensorViewMut<'_, T>)>,
         operands: &[TensorId],
         handles: &HashMap<TensorId, Handle>,
         extents: &HashMap<String, usize>,
-        scalars: &[f64],
+        scalars: &[T],
     ) -> Result<(), Skip> {
         let sources = self.sources(operands, handles, target_view.map(|(buffer, _)| buffer));
         let plain = accesses(operands, &sources, target_view.map(|(_, view)| view));
-        let detached: Vec<(TensorId, Detached<'_, f64>)> = plain
+        let detached: Vec<(TensorId, Detached<'_, T>)> = plain
             .iter()
             .map(|(tensor, access)| (*tensor, target.detach(*access)))
             .collect();
-        let accesses: Vec<(TensorId, Access<'_, f64>)> = detached
+        let accesses: Vec<(TensorId, Access<'_, T>)> = detached
             .iter()
             .map(|(tensor, held)| (*tensor, held.access()))
             .collect();
@@ -562,7 +600,7 @@ impl State<'_> {
         tensors: &[TensorId],
         handles: &HashMap<TensorId, Handle>,
         target_buffer: Option<usize>,
-    ) -> Vec<Source<'s>> {
+    ) -> Vec<Source<'s, T>> {
         tensors
             .iter()
             .map(|tensor| {
@@ -588,11 +626,11 @@ impl State<'_> {
         statement: &Statement,
         step: &Step,
         lhs: &[Slot],
-        target: &TargetAccess<'_, f64>,
+        target: &TargetAccess<'_, T>,
         in_place: Option<TensorId>,
-        accesses: &[(TensorId, Access<'_, f64>)],
+        accesses: &[(TensorId, Access<'_, T>)],
         extents: &HashMap<String, usize>,
-        scalars: &[f64],
+        scalars: &[T],
     ) -> Result<(), Skip> {
         let lhs_vars: Vec<&str> = statement.lhs_vars().map(|v| v.name.as_str()).collect();
         let loops: Vec<&str> = lhs_vars
@@ -615,8 +653,8 @@ impl State<'_> {
                 .collect()
         };
         let read = target.read();
-        let mut operands: Vec<(Access<'_, f64>, Vec<Axis>)> = Vec::new();
-        let mut element = |access: &tensor_dsl_compiler::ir::Access| -> Body {
+        let mut operands: Vec<(Access<'_, T>, Vec<Axis>)> = Vec::new();
+        let mut element = |access: &tensor_dsl_compiler::ir::Access| -> Body<T> {
             let handle = if Some(access.tensor) == in_place {
                 read
             } else {
@@ -635,7 +673,7 @@ impl State<'_> {
                 body(&term.expr, &mut element, scalars),
             ),
             terms => {
-                let mut sum: Option<Body> = None;
+                let mut sum: Option<Body<T>> = None;
                 for term in terms {
                     let scale = Body::Constant(scale(&term.scale, false, scalars));
                     let value = body(&term.expr, &mut element, scalars);
@@ -656,6 +694,18 @@ impl State<'_> {
             Mode::Add => rt::Mode::Add,
             Mode::Scale(beta) => rt::Mode::Scale(scale(beta, false, scalars)),
         };
+        let conj = match &step.kernel {
+            Kernel::LoopNest => Vec::new(),
+            Kernel::Gemm(_) => tensor_dsl_compiler::lower::gemm_factors(step)
+                .expect("a GEMM step's two factors")
+                .map(|(_, conjugated)| conjugated)
+                .to_vec(),
+            Kernel::Network(_) => tensor_dsl_compiler::lower::product_factors(step)
+                .expect("a network step is a product of tensors")
+                .into_iter()
+                .map(|(_, conjugated)| conjugated)
+                .collect(),
+        };
         let call = Call {
             target,
             target_axes: axes(lhs),
@@ -665,9 +715,10 @@ impl State<'_> {
             n_out: lhs_vars.len(),
             operands,
             body: &body,
+            conj,
         };
         let (l, n) = (call.extents.len(), call.operands.len());
-        if l > MAX_LOOPS || n > MAX_OPERANDS {
+        if l > T::REACH.0 || n > T::REACH.1 {
             return Err(Skip::Unsupported(format!(
                 "a step with {l} loops and {n} operands"
             )));
@@ -684,30 +735,17 @@ impl State<'_> {
             Kernel::Gemm(_) => count(1),
             Kernel::Network(_) => count(2),
         }
-        match &step.kernel {
-            Kernel::LoopNest => dispatch!(evaluate_step, l, n, &call; 0 1 2 3 4 5 6),
-            Kernel::Network(_) => {
-                assert!(
-                    n >= 3,
-                    "tensor-dsl bug: a pairwise contraction of {n} factors"
-                );
-                dispatch!(network_step, l, n, &call; 3 4 5 6)
-            }
-            Kernel::Gemm(_) => {
-                assert_eq!(n, 2, "tensor-dsl bug: a GEMM step with {n} operands");
-                dispatch_loops!(gemm_step, l, &call)
-            }
-        }
+        T::run_kernel(&step.kernel, l, n, &call);
         Ok(())
     }
 }
 
 /// The runtime access of each read tensor.
-fn accesses<'s>(
+fn accesses<'s, T: Fuzzed>(
     tensors: &[TensorId],
-    sources: &'s [Source<'s>],
-    target_view: Option<&'s TensorViewMut<'_, f64>>,
-) -> Vec<(TensorId, Access<'s, f64>)> {
+    sources: &'s [Source<'s, T>],
+    target_view: Option<&'s TensorViewMut<'_, T>>,
+) -> Vec<(TensorId, Access<'s, T>)> {
     tensors
         .iter()
         .zip(sources)
@@ -726,7 +764,7 @@ fn accesses<'s>(
 
 /// A scale as emit computes it: `lit(coefficient) * scalar * … / divisor / …`, negated for
 /// `-=`.
-fn scale(scale: &Scale, negate: bool, scalars: &[f64]) -> f64 {
+fn scale<T: Fuzzed>(scale: &Scale, negate: bool, scalars: &[T]) -> T {
     let coefficient = if negate {
         -scale.coefficient
     } else {
@@ -735,22 +773,24 @@ fn scale(scale: &Scale, negate: bool, scalars: &[f64]) -> f64 {
     let product = scale
         .scalars
         .iter()
-        .fold(coefficient, |product, &k| product * scalars[k]);
+        .fold(T::from_f64(coefficient), |product, &k| {
+            product.times(scalars[k])
+        });
     scale
         .divisors
         .iter()
-        .fold(product, |quotient, &k| quotient / scalars[k])
+        .fold(product, |quotient, &k| T::over(quotient, scalars[k]))
 }
 
 /// The body of a term, numbering operands through `element` in emit's order.
-fn body(
+fn body<T: Fuzzed>(
     expr: &Expr,
-    element: &mut dyn FnMut(&tensor_dsl_compiler::ir::Access) -> Body,
-    scalars: &[f64],
-) -> Body {
+    element: &mut dyn FnMut(&tensor_dsl_compiler::ir::Access) -> Body<T>,
+    scalars: &[T],
+) -> Body<T> {
     match expr {
         Expr::Access(access) => element(access),
-        Expr::Literal(literal) => Body::Constant(literal.value),
+        Expr::Literal(literal) => Body::Constant(T::from_f64(literal.value)),
         Expr::Scalar(k) => Body::Constant(scalars[*k]),
         Expr::Neg(operand) => Body::Neg(Box::new(body(operand, element, scalars))),
         Expr::Binary(op, left, right) => {
@@ -765,14 +805,16 @@ fn body(
     }
 }
 
-fn proven<'a, const L: usize, const N: usize>(call: &'a Call<'a>) -> rt::Step<'a, f64, L, N> {
+fn proven<'a, T: Fuzzed, const L: usize, const N: usize>(
+    call: &'a Call<'a, T>,
+) -> rt::Step<'a, T, L, N> {
     let extents: [usize; L] = call.extents.as_slice().try_into().expect("L loops");
-    let uses: Vec<rt::Use<'a, f64>> = call
+    let uses: Vec<rt::Use<'a, T>> = call
         .operands
         .iter()
         .map(|(access, axes)| access.at(axes))
         .collect();
-    let Ok(uses) = <[rt::Use<'a, f64>; N]>::try_from(uses) else {
+    let Ok(uses) = <[rt::Use<'a, T>; N]>::try_from(uses) else {
         unreachable!("N operands")
     };
     rt::Step::new(
@@ -785,19 +827,19 @@ fn proven<'a, const L: usize, const N: usize>(call: &'a Call<'a>) -> rt::Step<'a
     )
 }
 
-fn evaluate_step<const L: usize, const N: usize>(call: &Call) {
+fn evaluate_step<T: Fuzzed, const L: usize, const N: usize>(call: &Call<T>) {
     let body = call.body;
-    rt::evaluate(proven::<L, N>(call), move |x: [f64; N]| body.eval(&x));
+    rt::evaluate(proven::<T, L, N>(call), move |x: [T; N]| body.eval(&x));
 }
 
-fn network_step<const L: usize, const N: usize>(call: &Call) {
+fn network_step<T: Fuzzed, const L: usize, const N: usize>(call: &Call<T>) {
     // emit keeps one cache per call site; a fresh one plans the same order.
     let cache = PlanCache::new();
-    // The fuzzed elements are f64, each its own conjugate: no factor's flag changes anything.
-    rt::contract_network(proven::<L, N>(call), [false; N], &cache);
+    let conj: [bool; N] = call.conj.as_slice().try_into().expect("a flag per factor");
+    rt::contract_network(proven::<T, L, N>(call), conj, &cache);
 }
 
-fn gemm_step<const L: usize>(call: &Call) {
-    // The fuzzed elements are f64, each its own conjugate: a `conj` flag changes nothing.
-    rt::contract(proven::<L, 2>(call), [false; 2]);
+fn gemm_step<T: Fuzzed, const L: usize>(call: &Call<T>) {
+    let conj: [bool; 2] = call.conj.as_slice().try_into().expect("a flag per factor");
+    rt::contract(proven::<T, L, 2>(call), conj);
 }

@@ -3,6 +3,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use tensor_dsl_fuzz::block::{Block, Values};
+use tensor_dsl_fuzz::numeric::ElementType;
 use tensor_dsl_fuzz::tokens::{check_tokens, from_text, structured};
 use tensor_dsl_fuzz::{check_block, Skip, Verdict};
 
@@ -14,6 +15,9 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
 #[test]
 fn plans_match_the_naive_interpreter() {
     let (mut agreed, mut compared, mut steps) = (0, 0, 0);
+    let types = [ElementType::F64, ElementType::I64, ElementType::C64];
+    // Per element type: blocks generated, and blocks compared.
+    let mut per_type = [(0usize, 0usize); 3];
     let mut rejected = Vec::new();
     let mut skipped = Vec::new();
     let blocks = 2000;
@@ -22,12 +26,15 @@ fn plans_match_the_naive_interpreter() {
         let Ok(block) = Block::arbitrary(&mut Unstructured::new(&data)) else {
             continue;
         };
+        let of_type = &mut per_type[types.iter().position(|&t| t == block.element).unwrap()];
+        of_type.0 += 1;
         match check_block(&block) {
             Verdict::Agreed {
                 compared: values,
                 steps: count,
             } => {
                 agreed += 1;
+                of_type.1 += 1;
                 compared += values;
                 steps += count;
             }
@@ -67,6 +74,16 @@ fn plans_match_the_naive_interpreter() {
     kinds.dedup_by(|a, b| a[..a.len().min(12)] == b[..b.len().min(12)]);
     for kind in kinds {
         eprintln!("skipped, e.g.: {kind}");
+    }
+    for (element, (made, agreed)) in types.iter().zip(per_type) {
+        eprintln!("  {}: {agreed} of {made} blocks agreed", element.name());
+        // Every element type is generated often, and compared as often as the others.
+        assert!(made * 8 >= blocks as usize, "few {} blocks", element.name());
+        assert!(
+            agreed * 10 >= made * 8,
+            "too few {} blocks compared",
+            element.name()
+        );
     }
     // The generator is only useful while most of what it makes is compared.
     assert!(
