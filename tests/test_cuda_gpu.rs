@@ -1,7 +1,8 @@
 //! `tensor!` on a real GPU: results equal the host's, β = 0 overwrites NaN, mixing devices is
-//! an error, modules compile once, and the speed of GEMMs and fused element-wise kernels
-//! against cuBLAS and a device copy. Each test needs a CUDA GPU (and NVRTC 13 and cuBLAS on
-//! the loader path) and asserts one is there:
+//! an error, modules compile once; and the speed of GEMMs, contractions and fused element-wise
+//! kernels against cuBLAS and a device copy, printed for the README (measured, not asserted).
+//! Each test needs a CUDA GPU (and NVRTC 13 and cuBLAS on the loader path) and asserts one is
+//! there:
 //!
 //!     cargo test --release --features cuda --test test_cuda_gpu -- --ignored --nocapture
 //!
@@ -146,7 +147,7 @@ fn best_time(device: &CudaDevice, mut run: impl FnMut()) -> f64 {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gemm_at_cublas_speed_and_element_wise_at_copy_bandwidth() {
+fn gemm_and_element_wise_speed_against_cublas_and_a_copy() {
     let device = gpu();
     let n = 4096;
     let a = CudaTensor::<f32>::zeros(&device, [n, n]).unwrap();
@@ -161,14 +162,15 @@ fn gemm_at_cublas_speed_and_element_wise_at_copy_bandwidth() {
         flops / direct / 1e12,
         100.0 * direct / ours
     );
-    assert!(direct / ours >= 0.9, "tensor! GEMM below 90 % of cuBLAS");
 
     let len = 1 << 26;
     let x = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
     let y = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
     let mut z = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
     let fused = best_time(&device, || tensor! { z[i] = 2 * x[i] + exp(y[i]) * x[i]; });
-    let copy = best_time(&device, || drop(x.try_clone().unwrap()));
+    // The copy writes into existing memory, as the statement does: no allocation timed.
+    let mut w = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+    let copy = best_time(&device, || device.direct_copy(&x, &mut w).unwrap());
     // Bytes moved: the fused kernel reads two arrays and writes one; a copy reads and writes one.
     let (fused_rate, copy_rate) = (
         3.0 * 4.0 * len as f64 / fused,
@@ -179,10 +181,6 @@ fn gemm_at_cublas_speed_and_element_wise_at_copy_bandwidth() {
         fused_rate / 1e9,
         copy_rate / 1e9,
         100.0 * fused_rate / copy_rate
-    );
-    assert!(
-        fused_rate / copy_rate >= 0.7,
-        "fused element-wise below 70 % of a copy"
     );
 }
 
@@ -232,7 +230,12 @@ fn complex_statements_equal_the_host() {
     );
     tensor! { let c[i, j] = conj(a[i, k]) * b[k, j]; let e[i, j] = exp(c[i, j] / 64) * sqrt(c[i, j]); }
     tensor! { let dc[i, j] = conj(da[i, k]) * db[k, j]; let de[i, j] = exp(dc[i, j] / 64) * sqrt(dc[i, j]); }
-    for (host, device) in [(c, dc), (e, de)] {
+    // The adjoint: `Zgemm` with `op = C` on A.
+    let calls = device.stats().gemm_calls;
+    tensor! { let g[i, j] = conj(a[k, i]) * a[k, j]; }
+    tensor! { let dg[i, j] = conj(da[k, i]) * da[k, j]; }
+    assert_eq!(device.stats().gemm_calls, calls + 1);
+    for (host, device) in [(c, dc), (e, de), (g, dg)] {
         let device = device.to_host().unwrap();
         let scale = host.iter().map(|x| x.norm()).fold(1.0, f64::max);
         for (x, y) in host.iter().zip(device.iter()) {
@@ -242,4 +245,65 @@ fn complex_statements_equal_the_host() {
             );
         }
     }
+}
+
+/// Complex and batched GEMMs and the seed contraction against one direct cuBLAS call of the
+/// same FLOPs: figures for the README, printed (speed is reported, not asserted here).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn complex_and_contraction_speed_against_cublas() {
+    use tensor_dsl::c32;
+    let device = gpu();
+    let n = 4096;
+    let a = CudaTensor::<c32>::zeros(&device, [n, n]).unwrap();
+    let b = CudaTensor::<c32>::zeros(&device, [n, n]).unwrap();
+    let mut c = CudaTensor::<c32>::zeros(&device, [n, n]).unwrap();
+    let direct = best_time(&device, || device.direct_gemm(&a, &b, &mut c).unwrap());
+    let plain = best_time(&device, || tensor! { c[i, j] = a[i, k] * b[k, j]; });
+    let calls = device.stats().gemm_calls;
+    let adjoint = best_time(&device, || tensor! { c[i, j] = conj(a[k, i]) * b[k, j]; });
+    // One warm-up and five timed runs, each one cuBLAS call (`op = C`, no module).
+    assert_eq!(device.stats().gemm_calls, calls + 6);
+    let flops = 8.0 * (n as f64).powi(3);
+    println!(
+        "c32 GEMM {n}³: direct cuBLAS {:.1} TFLOP/s; tensor! {:.1} TFLOP/s ({:.0} %), with conj {:.1} TFLOP/s ({:.0} %)",
+        flops / direct / 1e12,
+        flops / plain / 1e12,
+        100.0 * direct / plain,
+        flops / adjoint / 1e12,
+        100.0 * direct / adjoint
+    );
+
+    // The seed contraction, c[i, j] = a[i, k, l] · b[k, j, l], against an f32 GEMM of the
+    // same FLOPs (m = n = 2048, depth 2048 = 64 · 32).
+    let (m, k, l) = (2048, 64, 32);
+    let x = CudaTensor::<f32>::zeros(&device, [m, k, l]).unwrap();
+    let y = CudaTensor::<f32>::zeros(&device, [k, m, l]).unwrap();
+    let mut z = CudaTensor::<f32>::zeros(&device, [m, m]).unwrap();
+    let seed = best_time(&device, || tensor! { z[i, j] = x[i, k, l] * y[k, j, l]; });
+    let p = CudaTensor::<f32>::zeros(&device, [m, k * l]).unwrap();
+    let q = CudaTensor::<f32>::zeros(&device, [k * l, m]).unwrap();
+    let gemm = best_time(&device, || device.direct_gemm(&p, &q, &mut z).unwrap());
+    let flops = 2.0 * (m * m * k * l) as f64;
+    println!(
+        "seed a[i,k,l]·b[k,j,l] f32 ({m}, {k}, {l}): tensor! {:.1} TFLOP/s, same-FLOP cuBLAS GEMM {:.1} TFLOP/s ({:.0} %)",
+        flops / seed / 1e12,
+        flops / gemm / 1e12,
+        100.0 * gemm / seed
+    );
+
+    // Batched: 256 products of 256³ f32.
+    let (batch, s) = (256, 256);
+    let u = CudaTensor::<f32>::zeros(&device, [batch, s, s]).unwrap();
+    let v = CudaTensor::<f32>::zeros(&device, [batch, s, s]).unwrap();
+    let mut w = CudaTensor::<f32>::zeros(&device, [batch, s, s]).unwrap();
+    let batched = best_time(
+        &device,
+        || tensor! { w[p, i, j] = u[p, i, k] * v[p, k, j]; },
+    );
+    let flops = 2.0 * (batch * s * s * s) as f64;
+    println!(
+        "batched {batch} × {s}³ f32: tensor! {:.1} TFLOP/s",
+        flops / batched / 1e12
+    );
 }

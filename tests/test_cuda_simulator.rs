@@ -459,8 +459,74 @@ fn assert_close_complex(
     }
 }
 
+/// Complex contractions are cuBLAS `Cgemm`/`Zgemm` calls, a `conj` folded in as `op = C` where
+/// cuBLAS reads that operand transposed; elsewhere the module (which conjugates as it loads).
+#[test]
+fn complex_contractions_call_cublas_with_conjugation_where_the_layout_allows() {
+    use tensor_dsl::{c32, c64};
+    let device = CudaDevice::simulator();
+    let to = |t: &Tensor<c64>| CudaTensor::from_host(&device, t).unwrap();
+    let (a, b) = (complexes(&[23, 17], 1), complexes(&[23, 19], 2));
+    let (da, db) = (to(&a), to(&b));
+    let z = c64::new(0.25, 2.0);
+    let gemms = || device.stats().gemm_calls;
+    let mut expected = complexes(&[17, 19], 3);
+    let mut dc = to(&expected);
+    let mut calls = Vec::new();
+    for conj in [[false, false], [true, false], [false, true], [true, true]] {
+        let before = gemms();
+        let value = |x: c64, flag: bool| if flag { x.conj() } else { x };
+        expected = Tensor::from_fn([17, 19], |ij| {
+            let sum: c64 = (0..23)
+                .map(|k| value(a[[k, ij[0]]], conj[0]) * value(b[[k, ij[1]]], conj[1]))
+                .sum();
+            z * sum + 0.5 * expected[ij]
+        });
+        match conj {
+            [false, false] => tensor! { dc[i, j] = {z} * da[k, i] * db[k, j] + 0.5 * dc[i, j]; },
+            [true, false] => {
+                tensor! { dc[i, j] = {z} * conj(da[k, i]) * db[k, j] + 0.5 * dc[i, j]; }
+            }
+            [false, true] => {
+                tensor! { dc[i, j] = {z} * da[k, i] * conj(db[k, j]) + 0.5 * dc[i, j]; }
+            }
+            [true, true] => {
+                tensor! { dc[i, j] = {z} * conj(da[k, i]) * conj(db[k, j]) + 0.5 * dc[i, j]; }
+            }
+        }
+        assert_close_complex(&expected, &dc.to_host().unwrap(), 1e-12);
+        calls.push(gemms() - before);
+    }
+    // C row-major is computed as Cᵀ = Bᵀ·A: A (stored k × i) is read transposed, so its
+    // `conj` is `op = C`; B is read as stored, and cuBLAS cannot conjugate it there.
+    assert_eq!(calls, [1, 1, 0, 0]);
+
+    // The adjoint without a transpose, in a product of three: the pairs are cuBLAS calls.
+    let h = to(&complexes(&[23, 23], 4));
+    let before = gemms();
+    tensor! { let dr[i, j] = conj(da[p, i]) * h[p, q] * da[q, j]; }
+    assert_eq!(gemms(), before + 2);
+    let hh = complexes(&[23, 23], 4);
+    tensor! { let r[i, j] = conj(a[p, i]) * hh[p, q] * a[q, j]; }
+    assert_close_complex(&r, &dr.to_host().unwrap(), 1e-12);
+
+    // c32 through `Cgemm`.
+    let narrow = |t: &Tensor<c64>| t.mapv(|x| c32::new(x.re as f32, x.im as f32));
+    let (x, y) = (narrow(&a), narrow(&b));
+    let (dx, dy) = (
+        CudaTensor::from_host(&device, &x).unwrap(),
+        CudaTensor::from_host(&device, &y).unwrap(),
+    );
+    let before = gemms();
+    tensor! { let w[i, j] = conj(x[k, i]) * y[k, j]; }
+    tensor! { let dw[i, j] = conj(dx[k, i]) * dy[k, j]; }
+    assert_eq!(gemms(), before + 1);
+    let widen = |t: &Tensor<c32>| t.mapv(|x| c64::new(x.re.into(), x.im.into()));
+    assert_close_complex(&widen(&w), &widen(&dw.to_host().unwrap()), 1e-5);
+}
+
 /// Complex tensors on the device: arithmetic, every function with its complex meaning, `conj`
-/// in contractions and products of three (run as modules), sums, updates with a complex β,
+/// in contractions and products of three, sums, updates with a complex β,
 /// a computed `powi` exponent and complex Rust scalars in their slots; `c32` too. A real
 /// device tensor in a complex statement is an error, not a misread.
 #[test]

@@ -12,11 +12,13 @@ use crate::operand::access::Mode;
 use super::error::CudaError;
 use super::stats::Counters;
 
-/// `op(X)` of a cuBLAS call: the matrix as stored (column-major), or its transpose.
+/// `op(X)` of a cuBLAS call: the matrix as stored (column-major), its transpose, or its
+/// conjugate transpose (cuBLAS has no conjugate without a transpose).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
     N,
     T,
+    C,
 }
 
 /// One matrix argument: where it starts (elements from the buffer's start), its leading
@@ -78,16 +80,24 @@ fn storage(rows: usize, cols: usize, row_stride: isize, col_stride: isize) -> Op
     None
 }
 
-/// The cuBLAS calls of a step, in order (consecutive calls over an unmerged contracted loop
-/// accumulate with β = 1); `None` if the step is no GEMM, its layout is one cuBLAS cannot take
-/// (no unit stride in a matrix, overlapping columns, sizes past `int`), its elements are
-/// integers, or it needs more than [`MAX_CALLS`] calls — the step's loop-nest module runs it instead.
-pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Option<Vec<Call<T>>> {
-    // cuBLAS multiplies floats only: integer contractions run as their modules.
-    if !matches!(T::KIND, Kind::F32 | Kind::F64) {
-        return None;
-    }
-    let plan = GemmPlan::of(step, 0)?;
+/// The cuBLAS calls of a step whose operands `conj` names are conjugated, in order
+/// (consecutive calls over an unmerged contracted loop accumulate with β = 1); `None` if the
+/// step is no GEMM, its layout is one cuBLAS cannot take (no unit stride in a matrix,
+/// overlapping columns, sizes past `int`, a conjugated complex operand that cuBLAS would not
+/// read transposed), its elements are integers, or it needs more than [`MAX_CALLS`] calls —
+/// the step's loop-nest module runs it instead.
+pub(crate) fn calls<T: Element, const L: usize>(
+    step: &Step<'_, T, L, 2>,
+    conj: [bool; 2],
+) -> Option<Vec<Call<T>>> {
+    // cuBLAS multiplies floats and complex numbers only: integer contractions run as their
+    // modules. A real number is its own conjugate.
+    let conj = match T::KIND {
+        Kind::F32 | Kind::F64 => [false; 2],
+        Kind::C32 | Kind::C64 => conj,
+        Kind::I32 | Kind::I64 => return None,
+    };
+    let plan = GemmPlan::with_unit_strides(step)?;
     let (m, n, k) = (plan.m, plan.n, plan.k);
     // Strides per matrix (A: m × k, B: k × n, C: m × n) in row-major order of the indices.
     let (a, b, c) = (
@@ -99,7 +109,8 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
     // operands swap and each matrix is read transposed.
     let (swapped, ldc) = match storage(m.extent, n.extent, c.0, c.1)? {
         (Op::N, ldc) => (false, ldc),
-        (Op::T, ldc) => (true, ldc),
+        // `storage` never answers `Op::C`: conjugation is the operands' only.
+        (Op::T | Op::C, ldc) => (true, ldc),
     };
     let (rows, cols, depth, first, second) = if swapped {
         (
@@ -112,8 +123,14 @@ pub(crate) fn calls<T: Element, const L: usize>(step: &Step<'_, T, L, 2>) -> Opt
     } else {
         (m.extent, n.extent, k.extent, (0, a), (1, b))
     };
-    let (transa, lda) = storage(rows, depth, first.1 .0, first.1 .1)?;
-    let (transb, ldb) = storage(depth, cols, second.1 .0, second.1 .1)?;
+    // `op = C` conjugates as it transposes: a conjugated operand must be read transposed.
+    let conjugated = |(op, ld): (Op, usize), operand: usize| match (conj[operand], op) {
+        (false, _) => Some((op, ld)),
+        (true, Op::T) => Some((Op::C, ld)),
+        (true, _) => None,
+    };
+    let (transa, lda) = conjugated(storage(rows, depth, first.1 .0, first.1 .1)?, first.0)?;
+    let (transb, ldb) = conjugated(storage(depth, cols, second.1 .0, second.1 .1)?, second.0)?;
     // The outer loop of largest extent becomes the batch; the other outer loops and the
     // unmerged contracted ones become separate calls.
     let batch_var = plan
@@ -202,7 +219,7 @@ impl<T: Element> Call<T> {
     fn stored(&self) -> [(usize, usize); 3] {
         let shape = |op: Op, rows: usize, cols: usize| match op {
             Op::N => (rows, cols),
-            Op::T => (cols, rows),
+            Op::T | Op::C => (cols, rows),
         };
         [
             shape(self.transa, self.m, self.k),
@@ -257,10 +274,11 @@ impl<T: Element> Call<T> {
         let at = |op: Op, matrix: &Matrix, row: usize, col: usize, p: usize| -> isize {
             let (r, s) = match op {
                 Op::N => (row, col),
-                Op::T => (col, row),
+                Op::T | Op::C => (col, row),
             };
             matrix.offset + (r + s * matrix.ld) as isize + p as isize * matrix.stride
         };
+        let value = |op: Op, x: T| if op == Op::C { x.conj() } else { x };
         for p in 0..self.batch {
             for j in 0..self.n {
                 for i in 0..self.m {
@@ -269,8 +287,8 @@ impl<T: Element> Call<T> {
                         // SAFETY: (i, l), (l, j) lie within the stored extents, whose
                         // elements `within` proved inside the buffers.
                         unsafe {
-                            sum += *a.offset(at(self.transa, &self.a, i, l, p))
-                                * *b.offset(at(self.transb, &self.b, l, j, p));
+                            sum += value(self.transa, *a.offset(at(self.transa, &self.a, i, l, p)))
+                                * value(self.transb, *b.offset(at(self.transb, &self.b, l, j, p)));
                         }
                     }
                     // SAFETY: as above for C, whose elements nothing else aliases.
@@ -313,6 +331,7 @@ pub(crate) fn on_host<T: Element, const L: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::c64;
     use crate::exec::step::Axis;
     use crate::operand::access::{Operand, TargetShared};
     use crate::tensor::{Tensor, TensorView};
@@ -362,7 +381,11 @@ mod tests {
             }
         }
 
-        fn view<'t>(&self, tensor: &'t Tensor<f64>, extents: &[usize]) -> TensorView<'t, f64> {
+        fn view<'t, T: Element>(
+            &self,
+            tensor: &'t Tensor<T>,
+            extents: &[usize],
+        ) -> TensorView<'t, T> {
             let mut view = tensor.view();
             for (axis, &var) in self.storage.iter().enumerate() {
                 view = view.slice_axis(axis, 0..extents[var]);
@@ -371,19 +394,48 @@ mod tests {
         }
     }
 
-    fn filled(shape: &[usize], seed: usize) -> Tensor<f64> {
+    /// An element type under test: how to make a value from two numbers, and when two
+    /// results are the same up to rounding.
+    trait Sample: Element {
+        fn make(re: f64, im: f64) -> Self;
+        fn close(self, other: Self) -> bool;
+    }
+
+    impl Sample for f64 {
+        fn make(re: f64, _: f64) -> f64 {
+            re
+        }
+        fn close(self, other: f64) -> bool {
+            self == other
+                || (self - other).abs() <= 1e-9 * other.abs().max(1.0)
+                || (self.is_nan() && other.is_nan())
+        }
+    }
+
+    impl Sample for c64 {
+        fn make(re: f64, im: f64) -> c64 {
+            c64::new(re, im)
+        }
+        fn close(self, other: c64) -> bool {
+            self.re.close(other.re) && self.im.close(other.im)
+        }
+    }
+
+    fn filled<T: Sample>(shape: &[usize], seed: usize) -> Tensor<T> {
         let mut t = seed;
-        Tensor::from_fn(shape, |_| {
+        let mut next = move || {
             t = (t * 7919 + 104_729) % 1009;
             t as f64 / 64.0 - 8.0
-        })
+        };
+        Tensor::from_fn(shape, |_| T::make(next(), next()))
     }
 
     const L: usize = 8;
 
-    /// One random contraction over random layouts: whether cuBLAS calls ran it, after checking
-    /// they give what the host loop nest gives.
-    fn case(seed: u64) -> bool {
+    /// One random contraction over random layouts, each operand conjugated at random: whether
+    /// cuBLAS calls ran it (and if so, whether one read an operand through `op = C`), after
+    /// checking they give what the host loop nest gives.
+    fn case<T: Sample>(seed: u64) -> Option<bool> {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         // Loops 0..n_out are the target's: batch, left, right; then the contracted ones.
         let count = |rng: &mut Rng, most: usize| rng.below(most + 1);
@@ -407,26 +459,28 @@ mod tests {
         let c_vars: Vec<usize> = range(0, n_out);
         let layouts =
             [&a_vars, &b_vars, &c_vars].map(|vars| Layout::random(&mut rng, vars, &extents));
-        let a = filled(&layouts[0].padded, 1);
-        let b_tensor = filled(&layouts[1].padded, 2);
-        let mut c = filled(&layouts[2].padded, 3);
-        if rng.below(4) == 0 {
-            c.as_mut_slice().fill(f64::NAN);
-        }
+        let a = filled::<T>(&layouts[0].padded, 1);
+        let b_tensor = filled::<T>(&layouts[1].padded, 2);
+        let mut c = filled::<T>(&layouts[2].padded, 3);
+        let conj = [rng.below(2) == 1, rng.below(2) == 1];
         let mode = match rng.below(4) {
             0 => Mode::Assign,
             1 => Mode::Add,
-            2 => Mode::Scale(0.5),
-            _ => Mode::Scale(0.0),
+            2 => Mode::Scale(T::make(0.5, -0.25)),
+            _ => Mode::Scale(T::ZERO),
         };
-        if !matches!(mode, Mode::Assign | Mode::Scale(0.0)) {
-            c.as_mut_slice()
-                .iter_mut()
-                .for_each(|x| *x = x.abs().min(4.0));
+        // β = 0 must not read C: a NaN there would show through.
+        let beta_zero = match mode {
+            Mode::Assign => true,
+            Mode::Scale(beta) => beta == T::ZERO,
+            Mode::Add => false,
+        };
+        if beta_zero && rng.below(2) == 0 {
+            c.as_mut_slice().fill(T::make(f64::NAN, f64::NAN));
         }
         let loops = |vars: &[usize]| vars.iter().map(|&v| Axis::Loop(v)).collect::<Vec<_>>();
         let (a_axes, b_axes, c_axes) = (loops(&a_vars), loops(&b_vars), loops(&c_vars));
-        let run = |c: &mut Tensor<f64>, blas: bool| -> bool {
+        let run = |c: &mut Tensor<T>, blas: bool| -> Option<bool> {
             let mut storage = c.view_mut();
             for (axis, &var) in layouts[2].storage.iter().enumerate() {
                 storage = storage.slice_axis(axis, 0..extents[var]);
@@ -438,7 +492,7 @@ mod tests {
             let step = Step::new(
                 target.at(&c_axes),
                 mode,
-                1.5,
+                T::make(1.5, 0.5),
                 extents,
                 n_out,
                 [
@@ -446,43 +500,160 @@ mod tests {
                     b_view.__tdsl_operand().at(&b_axes),
                 ],
             );
-            match calls(&step).filter(|_| blas) {
+            match calls(&step, conj).filter(|_| blas) {
                 Some(calls) => {
                     on_host(&step, &calls, &Counters::default()).unwrap();
-                    true
+                    Some(
+                        calls
+                            .iter()
+                            .any(|call| [call.transa, call.transb].contains(&Op::C)),
+                    )
                 }
                 None => {
-                    crate::exec::loop_nest::evaluate(step, |[x, y]| x * y);
-                    false
+                    let value = |x: T, conj: bool| if conj { x.conj() } else { x };
+                    crate::exec::loop_nest::evaluate(step, |[x, y]| {
+                        value(x, conj[0]) * value(y, conj[1])
+                    });
+                    None
                 }
             }
         };
         let mut expected = c.clone();
         run(&mut expected, false);
         let mapped = run(&mut c, true);
-        for (index, (got, want)) in c.as_slice().iter().zip(expected.as_slice()).enumerate() {
-            let same = got == want || (got - want).abs() <= 1e-9 * want.abs().max(1.0);
+        for (index, (&got, &want)) in c.as_slice().iter().zip(expected.as_slice()).enumerate() {
             assert!(
-                same || (got.is_nan() && want.is_nan()),
-                "case {seed}: element {index}: cuBLAS mapping gave {got}, the loop nest {want}"
+                got.close(want),
+                "case {seed} ({conj:?} conjugated): element {index}: cuBLAS mapping gave {got}, \
+                 the loop nest {want}"
             );
         }
         mapped
     }
 
-    #[test]
-    fn random_strided_layouts_match_the_loop_nest() {
+    /// How many of 600 random cases were cuBLAS calls, and how many read through `op = C`.
+    fn layouts_match_the_loop_nest<T: Sample>() -> usize {
         let cases = 600;
-        let mapped = (0..cases).filter(|&seed| case(seed)).count();
-        // Permuted and padded layouts: many have no unit stride in some matrix and fall back.
+        let outcomes: Vec<Option<bool>> = (0..cases).map(|seed| case::<T>(seed)).collect();
+        let mapped = outcomes.iter().flatten().count();
+        // Permuted and padded layouts: many have no unit stride in some matrix and fall back
+        // (and for complex numbers, a conjugated operand not read transposed).
         assert!(
-            mapped > cases as usize / 4,
+            mapped > cases as usize / 5,
             "only {mapped} of {cases} layouts mapped"
         );
         assert!(
             mapped < cases as usize,
             "every layout mapped: the fallback went untested"
         );
+        outcomes.into_iter().flatten().filter(|&c| c).count()
+    }
+
+    #[test]
+    fn random_strided_layouts_match_the_loop_nest() {
+        // A real number is its own conjugate: never `op = C`.
+        assert_eq!(layouts_match_the_loop_nest::<f64>(), 0);
+    }
+
+    #[test]
+    fn random_complex_layouts_and_conjugations_match_the_loop_nest() {
+        let conjugated = layouts_match_the_loop_nest::<c64>();
+        assert!(
+            conjugated > 20,
+            "only {conjugated} cases read through op = C"
+        );
+    }
+
+    /// `c[i, j] = op(a[k, i]) · op(b[k, j])`, all row-major, by its cuBLAS calls if it has
+    /// them: the `op`s of the first call.
+    fn transposed_product(
+        a: &Tensor<c64>,
+        b: &Tensor<c64>,
+        c: &mut Tensor<c64>,
+        conj: [bool; 2],
+    ) -> Option<(Op, Op)> {
+        let (ki, kj, ij) = (
+            [Axis::Loop(2), Axis::Loop(0)],
+            [Axis::Loop(2), Axis::Loop(1)],
+            [Axis::Loop(0), Axis::Loop(1)],
+        );
+        let (a, b, c) = (a.view(), b.view(), c.view_mut());
+        let (a, b, target) = (a.__tdsl_operand(), b.__tdsl_operand(), c.__tdsl_target());
+        let step = Step::new(
+            target.at(&ij),
+            Mode::Assign,
+            c64::ONE,
+            [2, 2, 3, 1, 1, 1, 1, 1],
+            2,
+            [a.at(&ki), b.at(&kj)],
+        );
+        let found = calls(&step, conj)?;
+        on_host(&step, &found, &Counters::default()).unwrap();
+        Some((found[0].transa, found[0].transb))
+    }
+
+    #[test]
+    fn the_seed_runs_as_calls_over_its_unit_stride_depth() {
+        // c[i, j] = a[i, k, l] · b[k, j, l]: k is the longer contracted index, but only l
+        // steps by one in A and B, so l is each call's depth and the calls sum over k.
+        let (ni, nj, nk, nl) = (5, 4, 6, 3);
+        let a = filled::<f64>(&[ni, nk, nl], 1);
+        let b = filled::<f64>(&[nk, nj, nl], 2);
+        let mut c = filled::<f64>(&[ni, nj], 3);
+        let loops = |vars: &[usize]| vars.iter().map(|&v| Axis::Loop(v)).collect::<Vec<_>>();
+        let (a_axes, b_axes, c_axes) = (loops(&[0, 2, 3]), loops(&[2, 1, 3]), loops(&[0, 1]));
+        let (a_view, b_view) = (a.view(), b.view());
+        let (a_op, b_op) = (a_view.__tdsl_operand(), b_view.__tdsl_operand());
+        let c_view = c.view_mut();
+        let target = c_view.__tdsl_target();
+        let step = Step::new(
+            target.at(&c_axes),
+            Mode::Assign,
+            1.0,
+            [ni, nj, nk, nl, 1, 1, 1, 1],
+            2,
+            [a_op.at(&a_axes), b_op.at(&b_axes)],
+        );
+        let found = calls(&step, [false; 2]).expect("the seed maps to cuBLAS calls");
+        assert_eq!(found.len(), nk);
+        assert!(found.iter().all(|call| call.k == nl));
+        on_host(&step, &found, &Counters::default()).unwrap();
+        drop(step);
+        let want = Tensor::from_fn([ni, nj], |ij| {
+            let mut sum = 0.0;
+            for k in 0..nk {
+                for l in 0..nl {
+                    sum += a[[ij[0], k, l]] * b[[k, ij[1], l]];
+                }
+            }
+            sum
+        });
+        for (x, y) in c.iter().zip(want.iter()) {
+            assert!(x.close(*y), "{x} against {y}");
+        }
+    }
+
+    #[test]
+    fn a_conjugated_operand_is_read_through_op_c_only() {
+        let a = Tensor::from_fn([3, 2], |ki| c64::new(ki[1] as f64, ki[0] as f64 + 1.0));
+        let b = Tensor::from_fn([3, 2], |kj| c64::new(1.0, (kj[0] * kj[1]) as f64));
+        let mut c = Tensor::<c64>::zeros([2, 2]);
+        // Cᵀ = Bᵀ·conj(A) column-major: B as stored, then A (stored k × i row-major) read
+        // transposed, which `op = C` conjugates.
+        let ops = transposed_product(&a, &b, &mut c, [true, false]);
+        assert_eq!(ops, Some((Op::N, Op::C)));
+        let want = Tensor::from_fn([2, 2], |ij| {
+            (0..3)
+                .map(|k| a[[k, ij[0]]].conj() * b[[k, ij[1]]])
+                .sum::<c64>()
+        });
+        assert_eq!(c, want);
+        assert_eq!(
+            transposed_product(&a, &b, &mut c, [false, false]),
+            Some((Op::N, Op::T))
+        );
+        // Conjugating B, read as stored, has no cuBLAS operation: the module runs it.
+        assert_eq!(transposed_product(&a, &b, &mut c, [false, true]), None);
     }
 
     #[test]

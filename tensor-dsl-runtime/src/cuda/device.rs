@@ -146,18 +146,20 @@ impl CudaDevice {
         }
     }
 
-    /// Runs a two-operand contraction step as cuBLAS calls where its layout allows, else as
-    /// its loop-nest module (also for a scalar result, which lives on the host: cuBLAS writes
-    /// only device memory, the module writes it through a device temporary).
+    /// Runs a two-operand contraction step, the operands `conj` names conjugated, as cuBLAS
+    /// calls where its layout allows, else as its loop-nest module (which conjugates in its
+    /// body; also for a scalar result, which lives on the host: cuBLAS writes only device
+    /// memory, the module writes it through a device temporary).
     #[doc(hidden)]
     pub fn run_contraction<T: Element, const L: usize>(
         &self,
         module: &StepModule<'_>,
         step: Step<'_, T, L, 2>,
+        conj: [bool; 2],
         scalars: &[T],
     ) -> Result<(), CudaError> {
         let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
-        match cublas::calls(&step).filter(|_| !host_scalar) {
+        match cublas::calls(&step, conj).filter(|_| !host_scalar) {
             Some(calls) => self.run_calls(&step, &calls),
             None => self.run_step(module, step, scalars),
         }
@@ -183,14 +185,16 @@ impl CudaDevice {
         }
     }
 
-    /// Runs a product of three or more tensors as pairwise cuBLAS contractions through device
-    /// temporaries, in the order the host engine chooses for these extents, when every pair
-    /// maps to cuBLAS; else (or for a host scalar result) as the step's fused module.
+    /// Runs a product of three or more tensors, the factors `conj` names conjugated, as
+    /// pairwise cuBLAS contractions through device temporaries, in the order the host engine
+    /// chooses for these extents, when every pair maps to cuBLAS; else (or for a host scalar
+    /// result) as the step's fused module.
     #[doc(hidden)]
     pub fn run_network<T: Element, const L: usize, const N: usize>(
         &self,
         module: &StepModule<'_>,
         step: Step<'_, T, L, N>,
+        conj: [bool; N],
         cache: &PlanCache,
         scalars: &[T],
     ) -> Result<(), CudaError> {
@@ -216,7 +220,10 @@ impl CudaDevice {
             }
         };
         let pairs = pairing.steps(&step, &starts, memory);
-        let Some(calls) = pairs.iter().map(cublas::calls).collect::<Option<Vec<_>>>() else {
+        let Some(calls) = (pairs.iter().zip(pairing.conj(conj)))
+            .map(|(pair, conj)| cublas::calls(pair, conj))
+            .collect::<Option<Vec<_>>>()
+        else {
             drop(pairs);
             return self.run_step(module, step, scalars);
         };

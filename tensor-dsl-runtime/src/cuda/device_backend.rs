@@ -63,24 +63,22 @@ impl Backend for Device {
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
-        // Device elements are real (`DeviceElement`): each its own conjugate.
-        _conj: [bool; 2],
+        conj: [bool; 2],
         module: &StepModule<'_>,
         scalars: &[T],
     ) {
-        or_panic(self.0.run_contraction(module, step, scalars))
+        or_panic(self.0.run_contraction(module, step, conj, scalars))
     }
     #[track_caller]
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
-        // Device elements are real (`DeviceElement`): each its own conjugate.
-        _conj: [bool; N],
+        conj: [bool; N],
         cache: &PlanCache,
         module: &StepModule<'_>,
         scalars: &[T],
     ) {
-        or_panic(self.0.run_network(module, step, cache, scalars))
+        or_panic(self.0.run_network(module, step, conj, cache, scalars))
     }
 }
 

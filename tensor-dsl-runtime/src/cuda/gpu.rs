@@ -274,6 +274,7 @@ impl Gpu {
         let op = |op: Op| match op {
             Op::N => blas_sys::cublasOperation_t::CUBLAS_OP_N,
             Op::T => blas_sys::cublasOperation_t::CUBLAS_OP_T,
+            Op::C => blas_sys::cublasOperation_t::CUBLAS_OP_C,
         };
         let size = std::mem::size_of::<T>() as isize;
         let address = |data: *const T, offset: isize| -> *mut c_void {
@@ -295,9 +296,10 @@ impl Gpu {
         }
         let int = |value: usize| value as i32;
         counters.gemm();
-        // The same call for both element types, α and β as their bits (`T` is the type).
+        // The same call for every element type, α and β rebuilt from their bits (`T` is the
+        // type; `$scalar` is cuBLAS's, from the parts).
         macro_rules! strided_batched {
-            ($gemm:path, $real:ty) => {
+            ($gemm:path, $scalar:expr) => {
                 $gemm(
                     handle.0,
                     op(call.transa),
@@ -305,14 +307,14 @@ impl Gpu {
                     int(call.m),
                     int(call.n),
                     int(call.k),
-                    &<$real>::from_bits(call.alpha.device_bits()[0] as _),
+                    &$scalar(call.alpha.device_bits()),
                     pa.cast(),
                     int(call.a.ld),
                     call.a.stride as i64,
                     pb.cast(),
                     int(call.b.ld),
                     call.b.stride as i64,
-                    &<$real>::from_bits(call.beta.device_bits()[0] as _),
+                    &$scalar(call.beta.device_bits()),
                     pc.cast(),
                     int(call.c.ld),
                     call.c.stride as i64,
@@ -320,14 +322,32 @@ impl Gpu {
                 )
             };
         }
+        let single = |[re, _]: [u64; 2]| f32::from_bits(re as u32);
+        let double = |[re, _]: [u64; 2]| f64::from_bits(re);
+        let complex = |[re, im]: [u64; 2]| blas_sys::cuComplex {
+            x: f32::from_bits(re as u32),
+            y: f32::from_bits(im as u32),
+        };
+        let double_complex = |[re, im]: [u64; 2]| blas_sys::cuDoubleComplex {
+            x: f64::from_bits(re),
+            y: f64::from_bits(im),
+        };
         // SAFETY: `within` checked every element the call addresses against the buffers'
         // lengths, and the arguments against cuBLAS's documented bounds; the caller vouches
-        // for the buffers. α and β are read from the host before the call returns.
+        // for the buffers. α and β are read from the host before the call returns; `T`'s
+        // device layout is cuBLAS's type for its kind (`DeviceElement`).
         let status = unsafe {
             match T::KIND {
-                Kind::F32 => strided_batched!(blas::sgemm_strided_batched, f32),
-                Kind::F64 => strided_batched!(blas::dgemm_strided_batched, f64),
-                kind => unreachable!("a device tensor of {kind:?} elements (see `DeviceElement`)"),
+                Kind::F32 => strided_batched!(blas::sgemm_strided_batched, single),
+                Kind::F64 => strided_batched!(blas::dgemm_strided_batched, double),
+                // The complex calls return cuBLAS's status (`result` has no wrapper for them).
+                Kind::C32 => {
+                    strided_batched!(blas_sys::cublasCgemmStridedBatched, complex).result()
+                }
+                Kind::C64 => {
+                    strided_batched!(blas_sys::cublasZgemmStridedBatched, double_complex).result()
+                }
+                kind => unreachable!("cuBLAS calls of {kind:?} elements (see `cublas::calls`)"),
             }
         };
         status.map_err(driver("cuBLAS gemmStridedBatched"))

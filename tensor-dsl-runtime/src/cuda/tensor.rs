@@ -42,8 +42,8 @@ enum Storage<T: Element> {
 
 /// Element types a device holds: `f32` and `f64` (modules and cuBLAS), `i32` and `i64`
 /// (modules, with wrapping arithmetic as on the host), [`c32`] and [`c64`] (modules with the
-/// host's complex formulas). Contractions of integers and complex numbers run as modules
-/// (cuBLAS has no integer GEMM, and its complex GEMMs are not wired yet). Only the
+/// host's complex formulas, and cuBLAS `Cgemm`/`Zgemm` with `conj` as `op = C` where the
+/// layout allows). Contractions of integers run as modules (cuBLAS has no integer GEMM). Only the
 /// constructors ask for it, so a `CudaTensor` of another element type never exists and device
 /// code may assume one of these.
 pub trait DeviceElement: Element {}
@@ -242,8 +242,37 @@ impl<T: Element> TargetOwned for CudaTensor<T> {
     }
 }
 
-/// The baseline device GEMM, beside the tensors it reads (the device knows nothing of them).
+/// The baseline device GEMM and copy, beside the tensors it reads (the device knows nothing of them).
 impl CudaDevice {
+    /// `dst`'s buffer ← `src`'s, as one device-to-device copy into existing memory (no
+    /// allocation, no planning): the bandwidth baseline `tensor!`'s element-wise kernels are
+    /// measured against. Both tensors must be of this device and hold buffers of one length.
+    #[doc(hidden)]
+    pub fn direct_copy<T: Element>(
+        &self,
+        src: &CudaTensor<T>,
+        dst: &mut CudaTensor<T>,
+    ) -> Result<(), CudaError> {
+        if src.device.memory() != self.memory() || dst.device.memory() != self.memory() {
+            return Err(CudaError::DeviceMismatch);
+        }
+        match (&src.storage, &mut dst.storage) {
+            (Storage::Host(from), Storage::Host(to)) if from.len() == to.len() => {
+                to.copy_from_slice(from);
+                Ok(())
+            }
+            (
+                Storage::Gpu { buffer: from, .. },
+                Storage::Gpu {
+                    buffer: to, stream, ..
+                },
+            ) if from.len() == to.len() => Ok(stream.memcpy_dtod(from, to)?),
+            _ => Err(CudaError::Shape(
+                "direct_copy takes two buffers of one length".to_owned(),
+            )),
+        }
+    }
+
     /// `c = a · b` for row-major matrices as one direct cuBLAS call, with no planning: the
     /// baseline `tensor!`'s contractions are measured against.
     #[doc(hidden)]

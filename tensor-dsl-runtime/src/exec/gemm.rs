@@ -245,8 +245,15 @@ fn packed_layouts<T, const L: usize>(
             layouts[1].unwrap_or(b.strides),
             *target,
         ];
-        let after =
-            GemmPlan::merged(&roles, extents, strides, plan.work, plan.batches).calls(extents);
+        let after = GemmPlan::merged(
+            &roles,
+            extents,
+            strides,
+            plan.work,
+            plan.batches,
+            Merge::Longest,
+        )
+        .calls(extents);
         if after < calls && best.as_ref().is_none_or(|(fewest, _)| after < *fewest) {
             best = Some((after, layouts));
         }
@@ -661,6 +668,18 @@ impl<const L: usize> GemmPlan<L> {
     /// does fewer than `min_work` multiply-adds per batch (checked before allocating, so
     /// small steps cost no allocation).
     pub(crate) fn of<T>(step: &Step<'_, T, L, 2>, min_work: usize) -> Option<Self> {
+        Self::planned(step, min_work, Merge::Longest)
+    }
+
+    /// The GEMM form of a step for a BLAS that needs a unit stride in every matrix (cuBLAS):
+    /// as [`GemmPlan::of`], but each merged dimension is one that steps by one element in an
+    /// operand it spans, where there is such a one, before the longest.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn with_unit_strides<T>(step: &Step<'_, T, L, 2>) -> Option<Self> {
+        Self::planned(step, 0, Merge::UnitStride)
+    }
+
+    fn planned<T>(step: &Step<'_, T, L, 2>, min_work: usize, prefer: Merge) -> Option<Self> {
         let extents = step.extents();
         let roles = roles(step).filter(|_| !extents.contains(&0))?;
         let size = |role: Role| -> usize {
@@ -684,6 +703,7 @@ impl<const L: usize> GemmPlan<L> {
             strides,
             work,
             size(Role::Batch),
+            prefer,
         ))
     }
 
@@ -694,6 +714,7 @@ impl<const L: usize> GemmPlan<L> {
         strides: [[isize; L]; 3],
         work: usize,
         batches: usize,
+        prefer: Merge,
     ) -> Self {
         let vars = |role: Role| -> Vec<usize> {
             (0..L)
@@ -702,9 +723,9 @@ impl<const L: usize> GemmPlan<L> {
         };
         let refs = [&strides[0], &strides[1], &strides[2]];
         // Which of A (0), B (1), C (2) each role's variables live in.
-        let (m, m_rest) = merge(&vars(Role::Left), extents, &refs, &[0, 2]);
-        let (n, n_rest) = merge(&vars(Role::Right), extents, &refs, &[1, 2]);
-        let (k, k_rest) = merge(&vars(Role::Contracted), extents, &refs, &[0, 1]);
+        let (m, m_rest) = merge(&vars(Role::Left), extents, &refs, &[0, 2], prefer);
+        let (n, n_rest) = merge(&vars(Role::Right), extents, &refs, &[1, 2], prefer);
+        let (k, k_rest) = merge(&vars(Role::Contracted), extents, &refs, &[0, 1], prefer);
         let mut outer = vars(Role::Batch);
         outer.extend(m_rest);
         outer.extend(n_rest);
@@ -746,9 +767,27 @@ pub(crate) fn gemm_cost<const L: usize>(
             .collect()
     };
     let refs = [&strides[0], &strides[1], &strides[2]];
-    let (m, m_rest) = merge(&role_vars(a & c & !b), extents, &refs, &[0, 2]);
-    let (n, n_rest) = merge(&role_vars(b & c & !a), extents, &refs, &[1, 2]);
-    let (k, k_rest) = merge(&role_vars(a & b & !c), extents, &refs, &[0, 1]);
+    let (m, m_rest) = merge(
+        &role_vars(a & c & !b),
+        extents,
+        &refs,
+        &[0, 2],
+        Merge::Longest,
+    );
+    let (n, n_rest) = merge(
+        &role_vars(b & c & !a),
+        extents,
+        &refs,
+        &[1, 2],
+        Merge::Longest,
+    );
+    let (k, k_rest) = merge(
+        &role_vars(a & b & !c),
+        extents,
+        &refs,
+        &[0, 1],
+        Merge::Longest,
+    );
     // A matrix has a unit stride if either dimension does or spans at most one element.
     let unit = |rows: Dimension, cols: Dimension, matrix: usize| {
         [rows, cols]
@@ -769,16 +808,33 @@ pub(crate) fn gemm_cost<const L: usize>(
     (strided, calls)
 }
 
-/// The largest chain of `vars` that forms one regular dimension in every operand of `used`
-/// (each next variable's stride is the chain's stride times its extent), and the variables left
-/// to loop over. Every variable starts a chain once, and a chain grows by the one variable that
-/// continues it, so this costs O(n³) for n variables instead of trying all n! orders.
+/// Which chain of variables [`merge`] makes a GEMM dimension.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Merge {
+    /// The longest: the fewest calls, for a GEMM that takes any strides.
+    Longest,
+    /// One whose first variable steps by one element in an operand it spans, if any does, else
+    /// the longest: a BLAS needs a unit stride in each matrix, and a longer chain without one
+    /// would leave the step no call at all.
+    UnitStride,
+}
+
+/// The best chain of `vars` (see [`Merge`]) that forms one regular dimension in every operand
+/// of `used` (each next variable's stride is the chain's stride times its extent), and the
+/// variables left to loop over. Every variable starts a chain once, and a chain grows by the
+/// one variable that continues it, so this costs O(n³) for n variables instead of trying all
+/// n! orders.
 fn merge<const L: usize>(
     vars: &[usize],
     extents: &[usize; L],
     strides: &[&[isize; L]; 3],
     used: &[usize],
+    prefer: Merge,
 ) -> (Dimension, Vec<usize>) {
+    let rank = |dimension: &Dimension| {
+        let unit = used.iter().any(|&o| dimension.strides[o] == 1);
+        (prefer == Merge::UnitStride && unit, dimension.extent)
+    };
     let mut best = (Dimension::UNIT, vars.to_vec());
     for &first in vars {
         let mut merged = Dimension {
@@ -800,7 +856,7 @@ fn merge<const L: usize>(
             merged.extent *= extents[next];
             chain.push(next);
         }
-        if merged.extent > best.0.extent {
+        if rank(&merged) > rank(&best.0) {
             let rest = vars.iter().copied().filter(|var| !chain.contains(var));
             best = (merged, rest.collect());
         }
@@ -881,11 +937,20 @@ mod tests {
         let a = [3, 1];
         let b = [30, 1];
         let c = [0, 0];
-        let (dimension, rest) = merge(&[0, 1], &extents, &[&a, &b, &c], &[0, 1]);
+        let merged =
+            |b: &[isize; 2], prefer| merge(&[0, 1], &extents, &[&a, b, &c], &[0, 1], prefer);
+        let (dimension, rest) = merged(&b, Merge::Longest);
         assert_eq!(dimension.extent, 4);
         assert_eq!(dimension.strides, [3, 30, 0]);
         assert_eq!(rest, [1]);
-        let (dimension, rest) = merge(&[0, 1], &extents, &[&a, &a, &c], &[0, 1]);
+        let (dimension, rest) = merged(&a, Merge::Longest);
+        assert_eq!((dimension.extent, rest), (12, vec![]));
+        // For a BLAS that needs unit strides, l (shorter, but stepping by one) comes first;
+        // a chain with a unit stride still grows as long as it is regular.
+        let (dimension, rest) = merged(&b, Merge::UnitStride);
+        assert_eq!((dimension.extent, dimension.strides), (3, [1, 1, 0]));
+        assert_eq!(rest, [0]);
+        let (dimension, rest) = merged(&a, Merge::UnitStride);
         assert_eq!((dimension.extent, rest), (12, vec![]));
     }
 }

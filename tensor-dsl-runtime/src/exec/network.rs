@@ -95,10 +95,8 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     // Allocated before any contraction runs, and alive until the last.
     let mut buffers = pairing.host_temporaries::<T>();
     let steps = pairing.steps(&step, &buffers.starts(), Memory::Host);
-    for (pair, &(x, y)) in steps.into_iter().zip(&pairing.order) {
-        // Intermediates are never conjugated: only the factors themselves.
-        let flag = |p: usize| p < N && conj[p];
-        contract(pair, [flag(x), flag(y)]);
+    for (pair, conj) in steps.into_iter().zip(pairing.conj(conj)) {
+        contract(pair, conj);
     }
 }
 
@@ -157,6 +155,16 @@ impl<const L: usize> Pairing<L> {
             vars,
             temporaries,
         }
+    }
+
+    /// Which operands of each pairwise step (in [`Pairing::steps`]'s order) are conjugated,
+    /// given the factors' flags: intermediates never are, only the factors themselves.
+    pub(crate) fn conj<const N: usize>(&self, conj: [bool; N]) -> Vec<[bool; 2]> {
+        let flag = |p: usize| p < N && conj[p];
+        self.order
+            .iter()
+            .map(|&(x, y)| [flag(x), flag(y)])
+            .collect()
     }
 
     /// Host buffers for [`Pairing::temporaries`], reused from earlier runs on this thread
