@@ -58,6 +58,16 @@ pub mod cuda {
     };
 }
 
+/// Distributed tensors over MPI (feature `mpi`): a [`dist::World`] of processes and
+/// [`dist::DistTensor`]s spread over it by a [`dist::Distribution`], made, gathered and
+/// redistributed by collective calls. `tensor!` does not take them yet.
+#[cfg(feature = "mpi")]
+pub mod dist {
+    pub use tensor_dsl_runtime::dist::{
+        mpi, DistError, DistTensor, Distribution, DistributionError, Split, Traffic, World,
+    };
+}
+
 #[doc = include_str!("../docs/compile-errors.md")]
 pub mod compile_errors {}
 

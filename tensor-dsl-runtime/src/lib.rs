@@ -19,7 +19,8 @@
 //!
 //! Four rooms, each importing only those before it: `tensor` (what users hold), `operand`
 //! (what generated code sees of any tensor), `exec` (the `Step` proof, the engines and the
-//! `Backend` trait), `cuda` (a device backend, feature `cuda`); `__private` re-exports what
+//! `Backend` trait), `cuda` (a device backend, feature `cuda`), `dist` (distributed tensors,
+//! feature `mpi`); `__private` re-exports what
 //! generated code names, and [`checks`] names, publicly, what its compile-time checks are
 //! made of.
 
@@ -27,6 +28,8 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "mpi")]
+pub mod dist;
 mod element;
 mod error;
 mod exec;

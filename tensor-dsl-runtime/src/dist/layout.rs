@@ -1,0 +1,347 @@
+//! A global shape and a process grid → which ranks hold which elements: each tensor axis
+//! whole on every rank, in consecutive blocks, or in blocks dealt round-robin over one grid
+//! axis. Pure index arithmetic, no messages. Invariant: a rank's block lists its elements in
+//! global row-major order (every per-axis map from local to global index is increasing), and
+//! each element has exactly one *primary* holder: the rank at coordinate 0 on every grid axis
+//! the tensor does not split (the others hold replicas).
+
+use std::fmt;
+
+/// How one tensor axis is spread over the process grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Every rank holds the whole axis.
+    Whole,
+    /// Consecutive blocks of ⌈n / p⌉ indices over grid axis `.0` (of extent p); the last
+    /// blocks may be short or empty.
+    Block(usize),
+    /// Blocks of `.1` indices dealt round-robin over grid axis `.0` (ScaLAPACK's
+    /// block-cyclic layout).
+    Cyclic(usize, usize),
+}
+
+/// A process grid and one [`Split`] per tensor axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Distribution {
+    grid: Vec<usize>,
+    splits: Vec<Split>,
+}
+
+/// A distribution that names no valid grid axis, uses one twice, or has an empty block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DistributionError(String);
+
+impl fmt::Display for DistributionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DistributionError {}
+
+impl Distribution {
+    /// A grid of `grid` ranks per grid axis (row-major: the last grid axis varies fastest
+    /// over consecutive ranks) and one split per tensor axis.
+    pub fn new(grid: &[usize], splits: &[Split]) -> Result<Self, DistributionError> {
+        if grid.is_empty() || grid.contains(&0) {
+            return Err(DistributionError(format!(
+                "a process grid needs at least one axis and one rank per axis, not {grid:?}"
+            )));
+        }
+        let mut used = vec![false; grid.len()];
+        for (axis, split) in splits.iter().enumerate() {
+            let (grid_axis, block) = match *split {
+                Split::Whole => continue,
+                Split::Block(g) => (g, 1),
+                Split::Cyclic(g, block) => (g, block),
+            };
+            if grid_axis >= grid.len() {
+                return Err(DistributionError(format!(
+                    "tensor axis {axis} is split over grid axis {grid_axis}, but the grid {grid:?} has {} axes",
+                    grid.len()
+                )));
+            }
+            if std::mem::replace(&mut used[grid_axis], true) {
+                return Err(DistributionError(format!(
+                    "grid axis {grid_axis} splits two tensor axes: split each over its own grid axis"
+                )));
+            }
+            if block == 0 {
+                return Err(DistributionError(format!(
+                    "tensor axis {axis} is dealt in blocks of 0 indices: use blocks of at least 1"
+                )));
+            }
+        }
+        Ok(Distribution {
+            grid: grid.to_vec(),
+            splits: splits.to_vec(),
+        })
+    }
+
+    /// Every axis whole on each of `ranks` ranks (a one-axis grid): every rank holds a copy.
+    pub fn replicated(rank: usize, ranks: usize) -> Self {
+        Distribution::new(&[ranks.max(1)], &vec![Split::Whole; rank]).expect("a valid grid")
+    }
+
+    /// The first axis in consecutive blocks over `ranks` ranks, the others whole.
+    pub fn rows(rank: usize, ranks: usize) -> Self {
+        let mut splits = vec![Split::Whole; rank];
+        if let Some(first) = splits.first_mut() {
+            *first = Split::Block(0);
+        }
+        Distribution::new(&[ranks.max(1)], &splits).expect("a valid grid")
+    }
+
+    /// The process grid.
+    pub fn grid(&self) -> &[usize] {
+        &self.grid
+    }
+
+    /// The split of each tensor axis.
+    pub fn splits(&self) -> &[Split] {
+        &self.splits
+    }
+
+    /// How many ranks the grid has.
+    pub fn ranks(&self) -> usize {
+        self.grid.iter().product()
+    }
+
+    /// `rank`'s coordinates on the grid.
+    pub fn coordinates(&self, rank: usize) -> Vec<usize> {
+        let mut rest = rank;
+        let mut coordinates = vec![0; self.grid.len()];
+        for (c, &p) in coordinates.iter_mut().zip(&self.grid).rev() {
+            *c = rest % p;
+            rest /= p;
+        }
+        coordinates
+    }
+
+    fn rank_at(&self, coordinates: &[usize]) -> usize {
+        coordinates
+            .iter()
+            .zip(&self.grid)
+            .fold(0, |rank, (&c, &p)| rank * p + c)
+    }
+
+    /// The grid axes no tensor axis is split over: a tensor is replicated along them.
+    fn replica_axes(&self) -> Vec<usize> {
+        (0..self.grid.len())
+            .filter(|&g| {
+                !self.splits.iter().any(|split| match *split {
+                    Split::Whole => false,
+                    Split::Block(h) | Split::Cyclic(h, _) => h == g,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether `rank` is the primary holder of its block (coordinate 0 on every replica axis).
+    pub fn is_primary(&self, rank: usize) -> bool {
+        let coordinates = self.coordinates(rank);
+        self.replica_axes().iter().all(|&g| coordinates[g] == 0)
+    }
+
+    /// The extents of `rank`'s block of a tensor of `shape`.
+    pub fn local_shape(&self, shape: &[usize], rank: usize) -> Vec<usize> {
+        let coordinates = self.coordinates(rank);
+        shape
+            .iter()
+            .zip(&self.splits)
+            .map(|(&n, split)| match *split {
+                Split::Whole => n,
+                Split::Block(g) | Split::Cyclic(g, _) => {
+                    part_len(*split, n, self.grid[g], coordinates[g])
+                }
+            })
+            .collect()
+    }
+
+    /// The global index of the element at `local` in `rank`'s block.
+    pub fn global_index(&self, shape: &[usize], rank: usize, local: &[usize]) -> Vec<usize> {
+        let coordinates = self.coordinates(rank);
+        (0..shape.len())
+            .map(|axis| match self.splits[axis] {
+                Split::Whole => local[axis],
+                split @ (Split::Block(g) | Split::Cyclic(g, _)) => to_global(
+                    split,
+                    shape[axis],
+                    self.grid[g],
+                    coordinates[g],
+                    local[axis],
+                ),
+            })
+            .collect()
+    }
+
+    /// The ranks holding the element at `global` (its primary holder first), each with the
+    /// element's flat offset in that rank's block.
+    pub fn holders(&self, shape: &[usize], global: &[usize]) -> Vec<(usize, usize)> {
+        let mut coordinates = vec![0; self.grid.len()];
+        let mut local = vec![0; shape.len()];
+        for axis in 0..shape.len() {
+            local[axis] = match self.splits[axis] {
+                Split::Whole => global[axis],
+                split @ (Split::Block(g) | Split::Cyclic(g, _)) => {
+                    let (part, index) = locate(split, shape[axis], self.grid[g], global[axis]);
+                    coordinates[g] = part;
+                    index
+                }
+            };
+        }
+        let replicas = self.replica_axes();
+        let copies: usize = replicas.iter().map(|&g| self.grid[g]).product();
+        (0..copies)
+            .map(|copy| {
+                let mut rest = copy;
+                for &g in replicas.iter().rev() {
+                    coordinates[g] = rest % self.grid[g];
+                    rest /= self.grid[g];
+                }
+                let rank = self.rank_at(&coordinates);
+                (rank, flat(&self.local_shape(shape, rank), &local))
+            })
+            .collect()
+    }
+}
+
+/// The row-major offset of `index` in a block of `shape`.
+pub(crate) fn flat(shape: &[usize], index: &[usize]) -> usize {
+    shape
+        .iter()
+        .zip(index)
+        .fold(0, |offset, (&n, &i)| offset * n + i)
+}
+
+/// Calls `f` with every index of `shape`, in row-major order.
+pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut index = vec![0; shape.len()];
+    loop {
+        f(&index);
+        let mut axis = shape.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            if index[axis] < shape[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
+/// The block size of a [`Split::Block`] axis of `n` over `p` parts (at least 1).
+fn chunk(n: usize, p: usize) -> usize {
+    n.div_ceil(p).max(1)
+}
+
+/// How many of `n` indices part `q` of `p` holds.
+fn part_len(split: Split, n: usize, p: usize, q: usize) -> usize {
+    match split {
+        Split::Whole => n,
+        Split::Block(_) => {
+            let c = chunk(n, p);
+            n.saturating_sub(q * c).min(c)
+        }
+        Split::Cyclic(_, b) => {
+            let round = b * p;
+            (n / round) * b + (n % round).saturating_sub(q * b).min(b)
+        }
+    }
+}
+
+/// The part holding global index `g` of an axis of `n` over `p` parts, and `g`'s index there.
+fn locate(split: Split, n: usize, p: usize, g: usize) -> (usize, usize) {
+    match split {
+        Split::Whole => (0, g),
+        Split::Block(_) => {
+            let c = chunk(n, p);
+            (g / c, g % c)
+        }
+        Split::Cyclic(_, b) => ((g / b) % p, (g / (b * p)) * b + g % b),
+    }
+}
+
+/// The global index of local index `l` of part `q`.
+fn to_global(split: Split, n: usize, p: usize, q: usize, l: usize) -> usize {
+    match split {
+        Split::Whole => l,
+        Split::Block(_) => q * chunk(n, p) + l,
+        Split::Cyclic(_, b) => ((l / b) * p + q) * b + l % b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every split of every extent up to 13 over 1–4 parts: the parts' lengths add up, and
+    /// locating a global index and mapping it back is the identity, increasing in each part.
+    #[test]
+    fn parts_cover_each_axis_once_in_order() {
+        for p in 1..=4 {
+            for n in 0..=13 {
+                for split in [
+                    Split::Block(0),
+                    Split::Cyclic(0, 1),
+                    Split::Cyclic(0, 2),
+                    Split::Cyclic(0, 5),
+                ] {
+                    let total: usize = (0..p).map(|q| part_len(split, n, p, q)).sum();
+                    assert_eq!(total, n, "{split:?} n {n} p {p}");
+                    let mut seen = vec![Vec::new(); p];
+                    for g in 0..n {
+                        let (q, l) = locate(split, n, p, g);
+                        assert!(l < part_len(split, n, p, q), "{split:?} n {n} p {p} g {g}");
+                        assert_eq!(to_global(split, n, p, q, l), g);
+                        seen[q].push(l);
+                    }
+                    for (q, locals) in seen.iter().enumerate() {
+                        assert_eq!(*locals, (0..part_len(split, n, p, q)).collect::<Vec<_>>());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_element_has_one_primary_holder_and_replicas() {
+        // A 2 × 3 grid; axis 0 of the tensor over grid axis 1, axis 1 whole: replicated over
+        // grid axis 0.
+        let d = Distribution::new(&[2, 3], &[Split::Cyclic(1, 2), Split::Whole]).unwrap();
+        let shape = [7, 4];
+        for_each_index(&shape, |global| {
+            let holders = d.holders(&shape, global);
+            assert_eq!(holders.len(), 2);
+            assert!(d.is_primary(holders[0].0));
+            assert!(!d.is_primary(holders[1].0));
+            for &(rank, offset) in &holders {
+                let local_shape = d.local_shape(&shape, rank);
+                let mut found = None;
+                for_each_index(&local_shape, |local| {
+                    if flat(&local_shape, local) == offset {
+                        found = Some(d.global_index(&shape, rank, local));
+                    }
+                });
+                assert_eq!(found.as_deref(), Some(global));
+            }
+        });
+    }
+
+    #[test]
+    fn invalid_distributions_are_errors() {
+        assert!(Distribution::new(&[2], &[Split::Block(1)]).is_err());
+        assert!(Distribution::new(&[2, 2], &[Split::Block(0), Split::Block(0)]).is_err());
+        assert!(Distribution::new(&[2], &[Split::Cyclic(0, 0)]).is_err());
+        assert!(Distribution::new(&[0], &[]).is_err());
+        assert_eq!(Distribution::rows(2, 3).local_shape(&[7, 2], 2), [1, 2]);
+        assert_eq!(Distribution::replicated(1, 3).holders(&[4], &[1]).len(), 3);
+    }
+}

@@ -1,0 +1,260 @@
+//! Distributed tensors: a global shape, a [`Distribution`] over a [`World`]'s ranks, and this
+//! rank's block as a `Tensor`. Made, gathered, scattered and redistributed by collective calls
+//! that every rank makes in the same order. Invariant: each rank's block has the shape its
+//! distribution gives it and holds, in global row-major order, exactly the elements the
+//! distribution assigns it (replicas equal to their primary copy).
+
+use std::fmt;
+
+use crate::element::Element;
+use crate::tensor::Tensor;
+
+use super::layout::{flat, for_each_index, Distribution, DistributionError};
+use super::world::World;
+
+/// Why a distributed tensor could not be made or moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DistError {
+    /// The distribution itself is invalid.
+    Distribution(DistributionError),
+    /// The distribution's grid has another number of ranks than the world, or another
+    /// number of axes than the tensor.
+    Mismatch(String),
+}
+
+impl fmt::Display for DistError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DistError::Distribution(error) => write!(f, "{error}"),
+            DistError::Mismatch(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for DistError {}
+
+impl From<DistributionError> for DistError {
+    fn from(error: DistributionError) -> Self {
+        DistError::Distribution(error)
+    }
+}
+
+/// A tensor spread over the ranks of a [`World`]: every rank holds the block its
+/// [`Distribution`] gives it.
+pub struct DistTensor<T: Element> {
+    world: World,
+    shape: Vec<usize>,
+    distribution: Distribution,
+    local: Tensor<T>,
+}
+
+fn check(world: &World, shape: &[usize], distribution: &Distribution) -> Result<(), DistError> {
+    if distribution.ranks() != world.size() {
+        return Err(DistError::Mismatch(format!(
+            "the process grid {:?} has {} ranks, but the world has {}",
+            distribution.grid(),
+            distribution.ranks(),
+            world.size()
+        )));
+    }
+    if distribution.splits().len() != shape.len() {
+        return Err(DistError::Mismatch(format!(
+            "the distribution splits {} axes, but the tensor's shape {shape:?} has {}",
+            distribution.splits().len(),
+            shape.len()
+        )));
+    }
+    Ok(())
+}
+
+impl<T: Element> DistTensor<T> {
+    /// A tensor of `shape` whose element at each global index is `f(index)`; each rank calls
+    /// `f` for its own block only (collective only in that every rank must make it).
+    pub fn from_fn(
+        world: &World,
+        shape: &[usize],
+        distribution: Distribution,
+        mut f: impl FnMut(&[usize]) -> T,
+    ) -> Result<Self, DistError> {
+        check(world, shape, &distribution)?;
+        let rank = world.rank();
+        let local_shape = distribution.local_shape(shape, rank);
+        let local = Tensor::from_fn(local_shape.as_slice(), |local| {
+            f(&distribution.global_index(shape, rank, local))
+        });
+        Ok(DistTensor {
+            world: world.clone(),
+            shape: shape.to_vec(),
+            distribution,
+            local,
+        })
+    }
+
+    /// A zero-filled tensor of `shape`.
+    pub fn zeros(
+        world: &World,
+        shape: &[usize],
+        distribution: Distribution,
+    ) -> Result<Self, DistError> {
+        Self::from_fn(world, shape, distribution, |_| T::ZERO)
+    }
+
+    /// The tensor `root` holds (`Some` there, ignored elsewhere), spread by `distribution`:
+    /// collective, one message per rank that receives elements. Every rank names the same
+    /// `shape`; a root tensor of another shape is an error on every rank, before any element
+    /// moves.
+    pub fn from_root(
+        world: &World,
+        root: usize,
+        tensor: Option<&Tensor<T>>,
+        shape: &[usize],
+        distribution: Distribution,
+    ) -> Result<Self, DistError> {
+        check(world, shape, &distribution)?;
+        let fits = tensor.is_some_and(|t| t.shape() == shape);
+        if world.broadcast(root, u64::from(fits)) == 0 {
+            return Err(DistError::Mismatch(format!(
+                "the root's tensor does not have the shape {shape:?} every rank names"
+            )));
+        }
+        let rank = world.rank();
+        let parts: Option<Vec<Vec<T>>> = (rank == root).then(|| {
+            let whole = tensor.expect("checked above").as_slice();
+            (0..world.size())
+                .map(|to| {
+                    let mut part = Vec::new();
+                    for_each_index(&distribution.local_shape(shape, to), |local| {
+                        part.push(whole[flat(shape, &distribution.global_index(shape, to, local))]);
+                    });
+                    part
+                })
+                .collect()
+        });
+        let local_shape = distribution.local_shape(shape, rank);
+        let count = local_shape.iter().product();
+        let values = world.scatter(root, parts.as_deref(), count);
+        Ok(DistTensor {
+            world: world.clone(),
+            shape: shape.to_vec(),
+            local: Tensor::from_shape_vec(local_shape.as_slice(), values)
+                .expect("one value per element"),
+            distribution,
+        })
+    }
+
+    /// The whole tensor on `root` (`None` elsewhere): collective; each element is sent once,
+    /// by its primary holder.
+    pub fn gather_to_root(&self, root: usize) -> Option<Tensor<T>> {
+        let ranks = self.world.size();
+        let primary = |rank: usize| self.distribution.is_primary(rank);
+        let counts: Vec<usize> = (0..ranks)
+            .map(|rank| match primary(rank) {
+                true => self
+                    .distribution
+                    .local_shape(&self.shape, rank)
+                    .iter()
+                    .product(),
+                false => 0,
+            })
+            .collect();
+        let send: &[T] = match primary(self.world.rank()) {
+            true => self.local.as_slice(),
+            false => &[],
+        };
+        let received = self.world.gather(root, send, &counts)?;
+        let mut whole = Tensor::zeros(self.shape.as_slice());
+        let mut values = received.into_iter();
+        for rank in (0..ranks).filter(|&rank| primary(rank)) {
+            for_each_index(&self.distribution.local_shape(&self.shape, rank), |local| {
+                let global = self.distribution.global_index(&self.shape, rank, local);
+                whole.as_mut_slice()[flat(&self.shape, &global)] = values.next().expect("counted");
+            });
+        }
+        Some(whole)
+    }
+
+    /// The same tensor spread by `to`: collective, one all-to-all in which each rank sends
+    /// every element another rank's new block needs, from the element's primary holder.
+    pub fn redistribute(&self, to: Distribution) -> Result<DistTensor<T>, DistError> {
+        check(&self.world, &self.shape, &to)?;
+        let (rank, ranks) = (self.world.rank(), self.world.size());
+        let shape = &self.shape;
+        let from = &self.distribution;
+        // Sent: this rank's block, in order, to every holder under `to`, if this rank is the
+        // element's primary holder under `from`.
+        let mut send = vec![Vec::new(); ranks];
+        if from.is_primary(rank) {
+            let local = self.local.as_slice();
+            let mut at = 0;
+            for_each_index(&from.local_shape(shape, rank), |index| {
+                let global = from.global_index(shape, rank, index);
+                for (holder, _) in to.holders(shape, &global) {
+                    send[holder].push(local[at]);
+                }
+                at += 1;
+            });
+        }
+        // Received: this rank's new block, in order, from each element's primary holder;
+        // the two orders agree, both being global row-major order.
+        let new_shape = to.local_shape(shape, rank);
+        let mut sources = Vec::with_capacity(new_shape.iter().product());
+        let mut receive = vec![0; ranks];
+        for_each_index(&new_shape, |index| {
+            let global = to.global_index(shape, rank, index);
+            let source = from.holders(shape, &global)[0].0;
+            receive[source] += 1;
+            sources.push(source);
+        });
+        let received = self.world.all_to_all(&send, &receive);
+        let starts: Vec<usize> = receive
+            .iter()
+            .scan(0, |at, &n| {
+                let start = *at;
+                *at += n;
+                Some(start)
+            })
+            .collect();
+        let mut next = starts;
+        let values = sources
+            .into_iter()
+            .map(|source| {
+                let value = received[next[source]];
+                next[source] += 1;
+                value
+            })
+            .collect();
+        Ok(DistTensor {
+            world: self.world.clone(),
+            shape: shape.clone(),
+            local: Tensor::from_shape_vec(new_shape.as_slice(), values)
+                .expect("one value per element"),
+            distribution: to,
+        })
+    }
+
+    /// The global shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// How the tensor is spread.
+    pub fn distribution(&self) -> &Distribution {
+        &self.distribution
+    }
+
+    /// The world the tensor lives in.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// This rank's block.
+    pub fn local(&self) -> &Tensor<T> {
+        &self.local
+    }
+
+    /// The global index of the element at `local` in this rank's block.
+    pub fn global_index(&self, local: &[usize]) -> Vec<usize> {
+        self.distribution
+            .global_index(&self.shape, self.world.rank(), local)
+    }
+}
