@@ -97,7 +97,19 @@ pub(crate) fn calls<T: Element, const L: usize>(
         Kind::C32 | Kind::C64 => conj,
         Kind::I32 | Kind::I64 => return None,
     };
-    let plan = GemmPlan::with_unit_strides(step)?;
+    // The host's plan (the longest merged dimensions, the fewest calls) where cuBLAS takes
+    // it; else one whose dimensions step by one element where they can (the seed's depth is
+    // `l`, not the longer `k` that has no unit stride in either operand).
+    let host = GemmPlan::of(step, 0)?;
+    calls_of(step, conj, host).or_else(|| calls_of(step, conj, GemmPlan::with_unit_strides(step)?))
+}
+
+/// The calls of `plan`, a GEMM form of `step`, or `None` (see [`calls`]).
+fn calls_of<T: Element, const L: usize>(
+    step: &Step<'_, T, L, 2>,
+    conj: [bool; 2],
+    plan: GemmPlan<L>,
+) -> Option<Vec<Call<T>>> {
     let (m, n, k) = (plan.m, plan.n, plan.k);
     // Strides per matrix (A: m × k, B: k × n, C: m × n) in row-major order of the indices.
     let (a, b, c) = (

@@ -78,14 +78,16 @@ impl Distribution {
         })
     }
 
-    /// Every axis whole on each of `ranks` ranks (a one-axis grid): every rank holds a copy.
-    pub fn replicated(rank: usize, ranks: usize) -> Self {
-        Distribution::new(&[ranks.max(1)], &vec![Split::Whole; rank]).expect("a valid grid")
+    /// A tensor of `axes` axes, every axis whole on each of `ranks` ranks (a one-axis grid):
+    /// every rank holds a copy.
+    pub fn replicated(axes: usize, ranks: usize) -> Self {
+        Distribution::new(&[ranks.max(1)], &vec![Split::Whole; axes]).expect("a valid grid")
     }
 
-    /// The first axis in consecutive blocks over `ranks` ranks, the others whole.
-    pub fn rows(rank: usize, ranks: usize) -> Self {
-        let mut splits = vec![Split::Whole; rank];
+    /// A tensor of `axes` axes, the first in consecutive blocks over `ranks` ranks, the
+    /// others whole.
+    pub fn rows(axes: usize, ranks: usize) -> Self {
+        let mut splits = vec![Split::Whole; axes];
         if let Some(first) = splits.first_mut() {
             *first = Split::Block(0);
         }

@@ -24,7 +24,9 @@ struct Inner {
 }
 
 /// What a rank sent to other ranks: messages (one per peer per transfer with data for it) and
-/// bytes. A rank's transfers to itself are copies, not counted.
+/// bytes. A rank's transfers to itself are copies, not counted. Collective calls are counted
+/// as if each rank sent straight to every peer that receives its data (MPI's own algorithms
+/// may route through other ranks, as a broadcast's tree does).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Traffic {
     /// Messages sent.
