@@ -630,7 +630,6 @@ mod tests {
         assert_eq!(found.len(), nk);
         assert!(found.iter().all(|call| call.k == nl));
         on_host(&step, &found, &Counters::default()).unwrap();
-        drop(step);
         let want = Tensor::from_fn([ni, nj], |ij| {
             let mut sum = 0.0;
             for k in 0..nk {
