@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tensor_dsl::dist::{mpi, DistTensor, Distribution, Split, Traffic, World};
-use tensor_dsl::{c64, Element, Tensor};
+use tensor_dsl::{c64, tensor, try_tensor, Element, Tensor};
 
 /// Set in the ranks `mpirun` starts: what they do.
 const ROLE: &str = "TDSL_MPI_ROLE";
@@ -126,6 +126,9 @@ fn checks() {
     check_type::<f64>(&world);
     check_type::<i64>(&world);
     check_type::<c64>(&world);
+    statements(&world);
+    traffic(&world);
+    errors(&world);
     // A root tensor of another shape than every rank names: an error on every rank.
     let p = world.size();
     let wrong = (world.rank() == 0).then(|| Tensor::<f64>::zeros([3, 3]));
@@ -203,4 +206,192 @@ fn for_each(shape: &[usize], mut f: impl FnMut(&[usize])) {
             index[axis] = 0;
         }
     }
+}
+
+/// A distributed tensor of `shape` spread by `distribution`, with `Sample` values offset by
+/// `seed`, and the same tensor whole.
+fn pair(
+    world: &World,
+    shape: &[usize],
+    distribution: Distribution,
+    seed: usize,
+) -> (DistTensor<f64>, Tensor<f64>) {
+    let value = |global: &[usize]| f64::at(global) + seed as f64 / 8.0;
+    let whole = Tensor::from_fn(shape, |global| value(global));
+    let dist = DistTensor::from_fn(world, shape, distribution, value).unwrap();
+    (dist, whole)
+}
+
+/// `dist` gathered equals `whole` on the root, and every rank got there.
+#[track_caller]
+fn same(dist: &DistTensor<f64>, whole: &Tensor<f64>, what: &str) {
+    if let Some(gathered) = dist.gather_to_root(0) {
+        assert_eq!(gathered.shape(), whole.shape(), "{what}");
+        for (k, (x, y)) in gathered.as_slice().iter().zip(whole.as_slice()).enumerate() {
+            assert_eq!(x, y, "{what}: element {k} of {:?}", whole.shape());
+        }
+    }
+}
+
+/// Rank-2 distributions for statements: two grids, each way round, cyclic, replicated.
+fn layouts(p: usize) -> Vec<Distribution> {
+    let q = grid_rows(p);
+    vec![
+        Distribution::rows(2, p),
+        Distribution::new(&[p], &[Split::Whole, Split::Block(0)]).unwrap(),
+        Distribution::new(&[q, p / q], &[Split::Block(0), Split::Block(1)]).unwrap(),
+        Distribution::new(&[q, p / q], &[Split::Block(1), Split::Cyclic(0, 2)]).unwrap(),
+        Distribution::replicated(2, p),
+    ]
+}
+
+/// `tensor!` statements over distributed tensors equal the same statements over whole ones,
+/// for every pairing of layouts and extents that do and do not divide the grid.
+fn statements(world: &World) {
+    let p = world.size();
+    for (m, k, n) in [(7, 5, 13), (1, 1, 1), (0, 3, 2), (4, 0, 3), (12, 8, 6)] {
+        for (x, lx) in layouts(p).into_iter().enumerate() {
+            for (y, ly) in layouts(p).into_iter().enumerate() {
+                let lz = layouts(p)[(x + y) % layouts(p).len()].clone();
+                let what = format!("{m}×{k}×{n}, layouts {x} {y}");
+                let (a, wa) = pair(world, &[m, k], lx.clone(), 1);
+                let (b, wb) = pair(world, &[k, n], ly.clone(), 2);
+                let (a2, wa2) = pair(world, &[m, k], ly.clone(), 3);
+                let (mut c, mut wc) = pair(world, &[m, n], lz.clone(), 4);
+                tensor! { wc[i, j] += wa[i, l] * wb[l, j]; }
+                tensor! { c[i, j] += a[i, l] * b[l, j]; }
+                same(&c, &wc, &format!("GEMM update, {what}"));
+                if n > 0 {
+                    tensor! { let we[i, l] = wa[i, l] + 2.0 * wa2[i, l] - wc[i, 0] * 0.5; }
+                    tensor! { let e[i, l] = a[i, l] + 2.0 * a2[i, l] - c[i, 0] * 0.5; }
+                    same(&e, &we, &format!("point-wise, {what}"));
+                }
+                tensor! { let wt[l, i] = wa[i, l]; }
+                tensor! { let t[l, i] = a[i, l]; }
+                same(&t, &wt, &format!("transpose, {what}"));
+                tensor! { let ws[l] = wa[i, l]; }
+                tensor! { let s[l] = a[i, l]; }
+                same(&s, &ws, &format!("column sums, {what}"));
+                tensor! { let wd = wa[i, l] * wa2[i, l]; }
+                tensor! { let d = a[i, l] * a2[i, l]; }
+                assert_eq!(d, wd, "scalar, {what}");
+                tensor! { wc[i, j] = 0.5 * wc[i, j] - wt[l, i] * wb[l, j]; }
+                tensor! { c[i, j] = 0.5 * c[i, j] - t[l, i] * b[l, j]; }
+                same(&c, &wc, &format!("β update, {what}"));
+                tensor! { let wnet[i, j] = wa[i, l] * wt[l, h] * wc[h, j]; }
+                tensor! { let net[i, j] = a[i, l] * t[l, h] * c[h, j]; }
+                same(&net, &wnet, &format!("three factors, {what}"));
+                if m == k {
+                    tensor! { let wg[i] = wa[i, i] + wa2[i, 0]; }
+                    tensor! { let g[i] = a[i, i] + a2[i, 0]; }
+                    same(&g, &wg, &format!("diagonal and fixed position, {what}"));
+                }
+                // In place, point-wise and transposed.
+                let (mut q, mut wq) = pair(world, &[m, m], lx.clone(), 5);
+                let (r, wr) = pair(world, &[m, m], ly.clone(), 6);
+                tensor! { wq[i, j] = 2.0 * wq[i, j] + wr[i, j]; }
+                tensor! { q[i, j] = 2.0 * q[i, j] + r[i, j]; }
+                same(&q, &wq, &format!("in place, {what}"));
+                tensor! { wq[i, j] = wq[j, i] - wr[i, j]; }
+                tensor! { q[i, j] = q[j, i] - r[i, j]; }
+                same(&q, &wq, &format!("transposed in place, {what}"));
+            }
+        }
+    }
+}
+
+/// What statements send: nothing where every operand is spread as the target needs (a
+/// point-wise statement over alike tensors, a batched product whose batch index is split
+/// alike everywhere), and for a product on a √p × √p grid what SUMMA sends.
+fn traffic(world: &World) {
+    let p = world.size();
+    let rows3 = Distribution::rows(3, p);
+    let (a, wa) = pair(world, &[8, 6, 5], rows3.clone(), 1);
+    let (b, wb) = pair(world, &[8, 5, 7], rows3.clone(), 2);
+    let (mut c, mut wc) = pair(world, &[8, 6, 7], rows3.clone(), 3);
+    let before = world.traffic();
+    tensor! { c[z, i, j] = a[z, i, k] * b[z, k, j]; }
+    tensor! { c[z, i, j] = 2.0 * c[z, i, j] + 1.0; }
+    assert_eq!(
+        world.traffic(),
+        before,
+        "batch-aligned statements sent data"
+    );
+    tensor! { wc[z, i, j] = wa[z, i, k] * wb[z, k, j]; }
+    tensor! { wc[z, i, j] = 2.0 * wc[z, i, j] + 1.0; }
+    same(&c, &wc, "batched product");
+    let q = grid_rows(p);
+    if q * q == p && p > 1 {
+        // C[m, n] = A[m, k]·B[k, n], each in √p × √p blocks: every rank receives its row of
+        // A's blocks and its column of B's but its own, (mk + kn)/√p · (1 − 1/√p) elements,
+        // and sends as many.
+        let (m, k, n) = (48, 40, 36);
+        let grid = Distribution::new(&[q, q], &[Split::Block(0), Split::Block(1)]).unwrap();
+        let (a, _) = pair(world, &[m, k], grid.clone(), 1);
+        let (b, _) = pair(world, &[k, n], grid.clone(), 2);
+        let (mut c, _) = pair(world, &[m, n], grid.clone(), 3);
+        let before = world.traffic();
+        tensor! { c[i, j] = a[i, l] * b[l, j]; }
+        let sent = world.traffic().bytes - before.bytes;
+        let q = q as f64;
+        let formula = (m * k + k * n) as f64 / q * (1.0 - 1.0 / q) * 8.0;
+        assert!(
+            (sent as f64) <= 1.2 * formula && (sent as f64) >= formula / 1.2,
+            "SUMMA on a {q}×{q} grid sent {sent} bytes, its formula {formula}"
+        );
+        if world.rank() == 0 {
+            print!(
+                "SUMMA {m}×{k}×{n} on {q}×{q}: {sent} bytes sent by rank 0, formula {formula}; "
+            );
+        }
+    }
+}
+
+/// A shape error is found on every rank, with the same message, before anything is sent or
+/// written.
+fn errors(world: &World) {
+    let p = world.size();
+    let (a, _) = pair(world, &[4, 3], Distribution::rows(2, p), 1);
+    let (b, _) = pair(world, &[4, 3], Distribution::rows(2, p), 2);
+    let (mut c, _) = pair(world, &[4, 4], Distribution::rows(2, p), 3);
+    let kept = c.local().clone();
+    let before = world.traffic();
+    let run = |a: &DistTensor<f64>, b: &DistTensor<f64>, c: &mut DistTensor<f64>| {
+        try_tensor! { c[i, j] = a[i, k] * b[k, j]; }
+        Ok::<(), tensor_dsl::ShapeError>(())
+    };
+    let message = run(&a, &b, &mut c)
+        .expect_err("k is 3 in a and 4 in b")
+        .to_string();
+    assert!(
+        message.contains('k') && message.contains('3') && message.contains('4'),
+        "{message}"
+    );
+    assert_eq!(c.local(), &kept, "a failed statement wrote its target");
+    assert_eq!(world.traffic(), before, "a failed statement sent data");
+    // Every rank has the same message.
+    let root = DistTensor::from_root(
+        world,
+        0,
+        (world.rank() == 0)
+            .then(|| {
+                Tensor::from_shape_vec([message.len()], message.bytes().map(i64::from).collect())
+                    .unwrap()
+            })
+            .as_ref(),
+        &[message.len()],
+        Distribution::replicated(1, p),
+    );
+    let root = root.expect("every rank's message has the root's length");
+    let mine: Vec<i64> = message.bytes().map(i64::from).collect();
+    assert_eq!(
+        root.local().as_slice(),
+        mine.as_slice(),
+        "messages differ between ranks"
+    );
+}
+
+/// The rows of the most nearly square grid of `p` ranks (`Distribution::spread`'s).
+fn grid_rows(p: usize) -> usize {
+    Distribution::spread(2, p).grid()[0]
 }

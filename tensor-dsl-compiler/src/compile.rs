@@ -21,9 +21,20 @@ pub struct Config {
     /// Also writes each step's CUDA module and dispatches on the tensors' backend, so blocks
     /// over `CudaTensor`s run on their device (the runtime's `cuda` feature).
     pub cuda: bool,
+    /// Dispatches on the tensors' backend (without CUDA modules unless `cuda`), so blocks over
+    /// `DistTensor`s run distributed (the runtime's `mpi` feature).
+    pub dist: bool,
 }
 
 impl Config {
+    /// The backends steps dispatch to.
+    fn backends(&self) -> emit::Backends {
+        emit::Backends {
+            cuda: self.cuda,
+            dist: self.dist,
+        }
+    }
+
     /// Every pass on, the runtime reached as `::tensor_dsl`.
     pub fn new(flavor: Flavor) -> Self {
         Config {
@@ -31,6 +42,7 @@ impl Config {
             optimize: true,
             runtime: Ident::new("tensor_dsl", Span::call_site()),
             cuda: false,
+            dist: false,
         }
     }
 }
@@ -51,7 +63,7 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
     let warnings = check::lints(&program);
     let program = passes::run(program, config.optimize);
     let plan = lower::lower(program);
-    let code = emit::emit(&plan, config.flavor, &config.runtime, config.cuda);
+    let code = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
     quote::quote! { #(#warnings)* #code }
 }
 
@@ -89,7 +101,7 @@ pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
         stages.push((pass.name, program.clone()));
     }
     let plan = lower::lower(program);
-    let code = emit::emit(&plan, config.flavor, &config.runtime, config.cuda);
+    let code = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
     let rust = quote::quote! { #(#warnings)* #code };
     Ok(Trace { stages, plan, rust })
 }

@@ -36,6 +36,7 @@ fn config(flavor: Flavor) -> Config {
     Config {
         runtime: runtime_crate(),
         cuda: cfg!(feature = "cuda"),
+        dist: cfg!(feature = "mpi"),
         ..Config::new(flavor)
     }
 }

@@ -498,7 +498,7 @@ impl StatementEmitter<'_> {
                     .collect()
             })
             .flatten();
-        let zeros = match (&extent_types, self.cx.cuda) {
+        let zeros = match (&extent_types, self.cx.dispatch) {
             (Some(types), false) => {
                 hygienic!(#p::new_result(&__zero, (#(#types,)*), &[#(#shape),*]))
             }
@@ -731,7 +731,9 @@ impl StatementEmitter<'_> {
     }
 
     /// The step's proof: every kernel takes one `Step`, made from the target, how to combine
-    /// with it, α, the extents (`__ext`), the number of target loops and the operands.
+    /// with it, α, the extents (`__ext`), the number of target loops and the operands; through
+    /// `__backend` when steps dispatch (`Backend::prove`: a distributed backend plans from the
+    /// accesses themselves).
     fn proven_step(&self, parts: &StepParts) -> TokenStream {
         let p = self.cx.private();
         let StepParts {
@@ -742,15 +744,18 @@ impl StatementEmitter<'_> {
             mode,
             ..
         } = parts;
-        hygienic! {
-            #p::Step::new(
-                __target.at(&[#(#target_axes),*]),
-                #mode,
-                #alpha,
-                __ext,
-                #n_out,
-                [#(#operands),*],
-            )
+        let arguments = hygienic! {
+            __target.at(&[#(#target_axes),*]),
+            #mode,
+            #alpha,
+            __ext,
+            #n_out,
+            [#(#operands),*],
+        };
+        if self.cx.dispatch {
+            hygienic!(#p::Backend::prove(&__backend, #arguments))
+        } else {
+            hygienic!(#p::Step::new(#arguments))
         }
     }
 
@@ -759,7 +764,7 @@ impl StatementEmitter<'_> {
     fn kernel_call(&self, step: &Step, parts: &StepParts, proven: TokenStream) -> TokenStream {
         let p = self.cx.private();
         let (body, extents) = (&parts.body, &parts.extents);
-        let call = if self.cx.cuda {
+        let call = if self.cx.dispatch {
             self.dispatched_step(step, proven, body)
         } else {
             match &step.kernel {
@@ -848,9 +853,9 @@ impl StatementEmitter<'_> {
 
     /// `let __backend = …` from the statement's target, else its first tensor, and a proof
     /// that every other tensor is on the same kind of backend (a type error on its tokens).
-    /// Nothing without `cuda`.
+    /// Nothing without a backend besides the host (`cuda`, `mpi`).
     fn backend(&self, steps: &[Step], target: Option<&TokenStream>) -> TokenStream {
-        if !self.cx.cuda {
+        if !self.cx.dispatch {
             return TokenStream::new();
         }
         let p = self.cx.private();
@@ -942,9 +947,13 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
-    fn dispatched_step(&self, step: &Step, proven: TokenStream, body: &TokenStream) -> TokenStream {
+    /// A step's CUDA modules as a `&StepModule` (`StepModule::NONE` in a build without CUDA,
+    /// where no step reaches a device).
+    fn step_module(&self, step: &Step) -> TokenStream {
         let p = self.cx.private();
+        if !self.cx.cuda {
+            return hygienic!(&#p::StepModule::NONE);
+        }
         let text =
             |real| crate::emit::cuda::step_module(self.plan, self.statement_plan, step, real);
         let (shape, f32_text) = text(crate::emit::cuda::DeviceType::F32);
@@ -959,7 +968,7 @@ impl StatementEmitter<'_> {
             target_loops,
             scalars,
         } = shape;
-        let module = hygienic! {
+        hygienic! {
             {
                 // SAFETY: the texts are the modules `emit::cuda` wrote for this very step.
                 const __MODULE: #p::StepModule<'static> = unsafe {
@@ -973,7 +982,13 @@ impl StatementEmitter<'_> {
                 };
                 &__MODULE
             }
-        };
+        }
+    }
+
+    /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
+    fn dispatched_step(&self, step: &Step, proven: TokenStream, body: &TokenStream) -> TokenStream {
+        let p = self.cx.private();
+        let module = self.step_module(step);
         let scalar_values = (0..self.statement.scalars.len()).map(|k| self.scalar(k));
         // Each exponent rides in a slot of its own with its bits (`emit::cuda`'s layout).
         let exponent_slots = (0..self.statement.exponents.len()).map(|k| {

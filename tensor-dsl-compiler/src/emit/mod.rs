@@ -34,14 +34,27 @@ pub enum Flavor {
     Fallible,
 }
 
+/// Which backends besides the host a build's steps may go to (the runtime's features).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Backends {
+    /// CUDA devices: each step also carries its CUDA modules.
+    pub cuda: bool,
+    /// Distributed tensors over MPI.
+    pub dist: bool,
+}
+
 /// The expansion of a checked block; generated code names the runtime `::runtime::__private`.
-pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident, cuda: bool) -> TokenStream {
-    emit_plan(plan, &Context::new(runtime, flavor, cuda))
+pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident, backends: Backends) -> TokenStream {
+    emit_plan(plan, &Context::new(runtime, flavor, backends))
 }
 
 /// The expansion of a block that failed to check (see `fallback`).
 pub fn fallback(parsed: &[Parsed], error: syn::Error, runtime: &Ident) -> TokenStream {
-    fallback::fallback(parsed, error, &Context::new(runtime, Flavor::Panic, false))
+    fallback::fallback(
+        parsed,
+        error,
+        &Context::new(runtime, Flavor::Panic, Backends::default()),
+    )
 }
 
 /// What every emitter is given beside the IR: the path generated code reaches the runtime
@@ -50,17 +63,21 @@ pub fn fallback(parsed: &[Parsed], error: syn::Error, runtime: &Ident) -> TokenS
 pub(crate) struct Context {
     runtime: Ident,
     flavor: Flavor,
+    /// Steps carry CUDA modules.
     cuda: bool,
+    /// Steps go through the statement's backend (`__backend`), not straight to host kernels.
+    dispatch: bool,
 }
 
 impl Context {
-    fn new(runtime: &Ident, flavor: Flavor, cuda: bool) -> Self {
+    fn new(runtime: &Ident, flavor: Flavor, backends: Backends) -> Self {
         let mut runtime = runtime.clone();
         runtime.set_span(Span::mixed_site());
         Context {
             runtime,
             flavor,
-            cuda,
+            cuda: backends.cuda,
+            dispatch: backends.cuda || backends.dist,
         }
     }
 

@@ -6,7 +6,8 @@
 use crate::element::Element;
 use crate::exec::backend::{Backend, OnBackend, OnDevice, RunsOn, StepModule};
 use crate::exec::network::PlanCache;
-use crate::exec::step::Step;
+use crate::exec::step::{Step, TargetUse, Use};
+use crate::operand::access::Mode;
 use crate::operand::access::Witness;
 use crate::operand::array::LetResult;
 use crate::tensor::Tensor;
@@ -29,6 +30,18 @@ fn or_panic<V>(result: Result<V, CudaError>) -> V {
 
 impl Backend for Device {
     type Kind = OnDevice;
+    type Step<'a, T: Element, const L: usize, const N: usize> = Step<'a, T, L, N>;
+    fn prove<'a, T: Element, const L: usize, const N: usize>(
+        &self,
+        target: TargetUse<'a, T>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: [usize; L],
+        n_out: usize,
+        operands: [Use<'a, T>; N],
+    ) -> Step<'a, T, L, N> {
+        Step::new(target, mode, alpha, extents, n_out, operands)
+    }
     type Tensor<T: Element> = CudaTensor<T>;
     /// Device tensors' extents are dynamic, so a `let` is a device tensor.
     type Result<T: Element, E: LetResult<T>> = CudaTensor<T>;

@@ -94,6 +94,30 @@ impl Distribution {
         Distribution::new(&[ranks.max(1)], &splits).expect("a valid grid")
     }
 
+    /// How `tensor!` spreads the tensors a `let` makes, of `axes` axes over `ranks` ranks:
+    /// over a grid of p₁ × p₂ ranks as near square as `ranks` allows (p₁ ≤ p₂), the first
+    /// axis in blocks over p₁ and the second over p₂ (one axis: blocks over every rank; none:
+    /// a copy on each).
+    pub fn spread(axes: usize, ranks: usize) -> Self {
+        let ranks = ranks.max(1);
+        match axes {
+            0 => Distribution::replicated(0, ranks),
+            1 => Distribution::rows(1, ranks),
+            _ => {
+                // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
+                #[allow(clippy::manual_is_multiple_of)]
+                let rows = (1..=ranks)
+                    .rev()
+                    .find(|r| r * r <= ranks && ranks % r == 0)
+                    .unwrap_or(1);
+                let mut splits = vec![Split::Whole; axes];
+                splits[0] = Split::Block(0);
+                splits[1] = Split::Block(1);
+                Distribution::new(&[rows, ranks / rows], &splits).expect("a valid grid")
+            }
+        }
+    }
+
     /// The process grid.
     pub fn grid(&self) -> &[usize] {
         &self.grid
@@ -240,8 +264,15 @@ pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
 }
 
 /// The block size of a [`Split::Block`] axis of `n` over `p` parts (at least 1).
-fn chunk(n: usize, p: usize) -> usize {
+pub(crate) fn chunk(n: usize, p: usize) -> usize {
     n.div_ceil(p).max(1)
+}
+
+/// The global indices part `q` of `p` holds of a [`Split::Block`] axis of `n`.
+pub(crate) fn block_range(n: usize, p: usize, q: usize) -> std::ops::Range<usize> {
+    let c = chunk(n, p);
+    let start = (q * c).min(n);
+    start..(start + c).min(n)
 }
 
 /// How many of `n` indices part `q` of `p` holds.

@@ -2,12 +2,14 @@
 //! and the base only. `layout` is the index arithmetic of a distribution (which rank holds
 //! which elements, no messages), `world` the communicator and its collective byte transfers
 //! (with counters), `tensor` the `DistTensor` users hold and its collective constructors and
-//! moves. `tensor!` statements on `DistTensor`s are not planned yet.
+//! moves, `backend` the steps of `tensor!` statements over `DistTensor`s.
 
+mod backend;
 mod layout;
 mod tensor;
 mod world;
 
+pub use backend::{DistStep, Distributed, OnDist};
 pub use layout::{Distribution, DistributionError, Split};
 pub use tensor::{DistError, DistTensor};
 pub use world::{Traffic, World};

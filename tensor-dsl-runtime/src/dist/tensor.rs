@@ -44,6 +44,8 @@ impl From<DistributionError> for DistError {
 pub struct DistTensor<T: Element> {
     world: World,
     shape: Vec<usize>,
+    /// Row-major strides of the global shape (what `tensor!`'s accesses describe).
+    strides: Vec<isize>,
     distribution: Distribution,
     local: Tensor<T>,
 }
@@ -68,6 +70,30 @@ fn check(world: &World, shape: &[usize], distribution: &Distribution) -> Result<
 }
 
 impl<T: Element> DistTensor<T> {
+    fn new(world: &World, shape: &[usize], distribution: Distribution, local: Tensor<T>) -> Self {
+        let mut strides = vec![0isize; shape.len()];
+        let mut stride = 1isize;
+        for (s, &n) in strides.iter_mut().zip(shape).rev() {
+            *s = stride;
+            stride = stride.saturating_mul(n.max(1) as isize);
+        }
+        DistTensor {
+            world: world.clone(),
+            shape: shape.to_vec(),
+            strides,
+            distribution,
+            local,
+        }
+    }
+
+    /// `tensor`, which every rank holds alike, as a distributed tensor with a copy on every
+    /// rank (so it can join a statement over distributed tensors). No message is sent: each
+    /// rank copies its own, and a rank whose tensor differs makes results that differ.
+    pub fn replicated(world: &World, tensor: &Tensor<T>) -> Self {
+        let distribution = Distribution::replicated(tensor.ndim(), world.size());
+        DistTensor::new(world, tensor.shape(), distribution, tensor.clone())
+    }
+
     /// A tensor of `shape` whose element at each global index is `f(index)`; each rank calls
     /// `f` for its own block only (collective only in that every rank must make it).
     pub fn from_fn(
@@ -82,12 +108,7 @@ impl<T: Element> DistTensor<T> {
         let local = Tensor::from_fn(local_shape.as_slice(), |local| {
             f(&distribution.global_index(shape, rank, local))
         });
-        Ok(DistTensor {
-            world: world.clone(),
-            shape: shape.to_vec(),
-            distribution,
-            local,
-        })
+        Ok(DistTensor::new(world, shape, distribution, local))
     }
 
     /// A zero-filled tensor of `shape`.
@@ -133,13 +154,9 @@ impl<T: Element> DistTensor<T> {
         let local_shape = distribution.local_shape(shape, rank);
         let count = local_shape.iter().product();
         let values = world.scatter(root, parts.as_deref(), count);
-        Ok(DistTensor {
-            world: world.clone(),
-            shape: shape.to_vec(),
-            local: Tensor::from_shape_vec(local_shape.as_slice(), values)
-                .expect("one value per element"),
-            distribution,
-        })
+        let local =
+            Tensor::from_shape_vec(local_shape.as_slice(), values).expect("one value per element");
+        Ok(DistTensor::new(world, shape, distribution, local))
     }
 
     /// The whole tensor on `root` (`None` elsewhere): collective; each element is sent once,
@@ -223,18 +240,24 @@ impl<T: Element> DistTensor<T> {
                 value
             })
             .collect();
-        Ok(DistTensor {
-            world: self.world.clone(),
-            shape: shape.clone(),
-            local: Tensor::from_shape_vec(new_shape.as_slice(), values)
-                .expect("one value per element"),
-            distribution: to,
-        })
+        let local =
+            Tensor::from_shape_vec(new_shape.as_slice(), values).expect("one value per element");
+        Ok(DistTensor::new(&self.world, shape, to, local))
     }
 
     /// The global shape.
     pub fn shape(&self) -> &[usize] {
         &self.shape
+    }
+
+    /// How many elements the whole tensor has (over every rank).
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the whole tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// How the tensor is spread.
@@ -250,6 +273,16 @@ impl<T: Element> DistTensor<T> {
     /// This rank's block.
     pub fn local(&self) -> &Tensor<T> {
         &self.local
+    }
+
+    /// This rank's block, for the distributed backend to write.
+    pub(crate) fn local_mut(&mut self) -> &mut Tensor<T> {
+        &mut self.local
+    }
+
+    /// The row-major strides of the global shape.
+    pub(crate) fn global_strides(&self) -> &[isize] {
+        &self.strides
     }
 
     /// The global index of the element at `local` in this rank's block.

@@ -7,12 +7,12 @@
 //! runs only steps over its own memory (checked per step).
 
 use crate::element::{Element, Kind};
-use crate::operand::access::Witness;
+use crate::operand::access::{Mode, Witness};
 use crate::operand::array::LetResult;
 use crate::tensor::{Tensor, TensorView, TensorViewMut};
 
 use super::network::PlanCache;
-use super::step::Step;
+use super::step::{Step, TargetUse, Use};
 
 /// A step's device code: the text of its CUDA module for each element type, and the module's
 /// shape (what the compiler's `emit::cuda::ModuleShape` says). Handed to every backend beside
@@ -29,6 +29,18 @@ pub struct StepModule<'t> {
     pub(crate) loops: usize,
     pub(crate) target_loops: usize,
     pub(crate) scalars: usize,
+}
+
+impl StepModule<'static> {
+    /// No device code, for builds where no step reaches a device (distributed statements
+    /// without the `cuda` feature): its shape matches no step, so a device refuses it.
+    pub const NONE: StepModule<'static> = StepModule {
+        texts: [""; 6],
+        operands: usize::MAX,
+        loops: usize::MAX,
+        target_loops: usize::MAX,
+        scalars: usize::MAX,
+    };
 }
 
 impl<'t> StepModule<'t> {
@@ -77,8 +89,24 @@ pub struct OnDevice;
 
 /// Where a statement's steps run; what generated code calls for each of them.
 pub trait Backend {
-    /// `OnHost` or `OnDevice`: which tensors the backend reads and writes (`RunsOn`).
+    /// `OnHost`, `OnDevice` or `OnDist`: which tensors the backend reads and writes
+    /// (`RunsOn`).
     type Kind;
+    /// A step as this backend runs it: a proven [`Step`] over the backend's memory (host and
+    /// devices), or the accesses and axes a distributed backend plans from.
+    type Step<'a, T: Element, const L: usize, const N: usize>;
+    /// Makes a step from the target, how to combine with it, α, the loops' extents (the
+    /// target's `n_out` first) and the operands, checking it as [`Step::new`] does.
+    #[allow(clippy::too_many_arguments)]
+    fn prove<'a, T: Element, const L: usize, const N: usize>(
+        &self,
+        target: TargetUse<'a, T>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: [usize; L],
+        n_out: usize,
+        operands: [Use<'a, T>; N],
+    ) -> Self::Step<'a, T, L, N>;
     /// The tensor a `let` makes.
     type Tensor<T: Element>;
     /// The tensor a `let` of rank 1 to 4 makes from the extent types of its indices.
@@ -99,7 +127,7 @@ pub trait Backend {
     /// A loop-nest step: `body` on the host, `module` on a device.
     fn evaluate<T: Element, const L: usize, const N: usize>(
         &self,
-        step: Step<'_, T, L, N>,
+        step: Self::Step<'_, T, L, N>,
         body: impl Fn([T; N]) -> T + Sync,
         module: &StepModule<'_>,
         scalars: &[T],
@@ -107,7 +135,7 @@ pub trait Backend {
     /// A two-tensor contraction step, conjugating the operands `conj` names.
     fn contract<T: Element, const L: usize>(
         &self,
-        step: Step<'_, T, L, 2>,
+        step: Self::Step<'_, T, L, 2>,
         conj: [bool; 2],
         module: &StepModule<'_>,
         scalars: &[T],
@@ -115,7 +143,7 @@ pub trait Backend {
     /// A product of three or more tensors, the factors `conj` names conjugated.
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
-        step: Step<'_, T, L, N>,
+        step: Self::Step<'_, T, L, N>,
         conj: [bool; N],
         cache: &PlanCache,
         module: &StepModule<'_>,
@@ -128,6 +156,19 @@ pub struct Host;
 
 impl Backend for Host {
     type Kind = OnHost;
+    type Step<'a, T: Element, const L: usize, const N: usize> = Step<'a, T, L, N>;
+    #[inline(always)]
+    fn prove<'a, T: Element, const L: usize, const N: usize>(
+        &self,
+        target: TargetUse<'a, T>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: [usize; L],
+        n_out: usize,
+        operands: [Use<'a, T>; N],
+    ) -> Step<'a, T, L, N> {
+        Step::new(target, mode, alpha, extents, n_out, operands)
+    }
     type Tensor<T: Element> = Tensor<T>;
     /// A nested array where every extent is static, as without the `cuda` feature.
     type Result<T: Element, E: LetResult<T>> = E::Output;

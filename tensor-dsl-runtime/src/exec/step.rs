@@ -50,6 +50,22 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 }
 
+#[cfg(feature = "mpi")]
+impl<'b, T> Use<'b, T> {
+    /// The access and its axes, for a backend that plans the step itself (`dist`).
+    pub(crate) fn parts(self) -> (Access<'b, T>, &'b [Axis]) {
+        (self.access, self.axes)
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl<'b, T> TargetUse<'b, T> {
+    /// The target access and its axes (see [`Use::parts`]).
+    pub(crate) fn parts(self) -> (&'b TargetAccess<'b, T>, &'b [Axis]) {
+        (self.target, self.axes)
+    }
+}
+
 /// What a disagreement between an access and the shape checked before the statement means.
 const INCONSISTENT: &str = "the operand's `Operand` implementation reports a shape \
     (`__tdsl_shape`) or buffer that its access (`__tdsl_operand`) does not have, or this is a \

@@ -226,6 +226,10 @@ pub(crate) enum Memory {
     /// A CUDA device's memory (the number tells devices apart).
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Device(usize),
+    /// Not elements at all: the pointer is a `DistTensor`'s address (feature `mpi`), which
+    /// only the distributed backend reads, as that tensor (see `dist::backend`).
+    #[cfg(feature = "mpi")]
+    Dist,
 }
 
 impl Memory {
@@ -257,7 +261,7 @@ impl<'a, T> Access<'a, T> {
     }
 
     /// The same access, its pointer being into `memory`.
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "mpi"))]
     pub(crate) fn in_memory(mut self, memory: Memory) -> Self {
         self.raw.memory = memory;
         self
@@ -332,7 +336,7 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 
     /// The same target, its pointer being into `memory`.
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "mpi"))]
     pub(crate) fn in_memory(mut self, memory: Memory) -> Self {
         self.raw.memory = memory;
         self

@@ -1,0 +1,763 @@
+//! Steps of `tensor!` statements over `DistTensor`s → the host engines on each rank's blocks:
+//! first the moves that bring a rank the operand elements its share of the loops reads, last
+//! (where the loops are not split as the target is) the one move that sums partial results
+//! into the target's holders. Invariant: every choice (how the loops are split, which operands
+//! move, how the target is written) is made from facts every rank has (global shapes,
+//! distributions, extents, axes), so every rank makes the same collective calls in the same
+//! order, and every check comes before the first message.
+
+use std::marker::PhantomData;
+
+use crate::element::Element;
+use crate::exec::backend::{Backend, OnBackend, RunsOn, StepModule};
+use crate::exec::network::PlanCache;
+use crate::exec::step::{Axis, Step, TargetUse, Use};
+use crate::operand::access::{
+    Access, Memory, Mode, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned, Witness,
+};
+use crate::operand::array::LetResult;
+use crate::tensor::{Tensor, TensorView};
+
+use super::layout::{block_range, chunk, for_each_index, Distribution, Split};
+use super::tensor::DistTensor;
+use super::world::World;
+
+/// Kind of the distributed backend: the tensors it reads and writes are `DistTensor`s.
+pub struct OnDist;
+
+/// The processes of a [`World`], running each step of a statement over its `DistTensor`s.
+pub struct Distributed(pub(crate) World);
+
+/// A step over distributed tensors, as `Backend::prove` checked it: the target, each operand
+/// and the axes each is read through, before any element moves.
+pub struct DistStep<'a, T: Element, const L: usize, const N: usize> {
+    target: Written<'a, T>,
+    target_axes: &'a [Axis],
+    mode: Mode<T>,
+    alpha: T,
+    extents: [usize; L],
+    n_out: usize,
+    operands: [Read<'a, T>; N],
+}
+
+/// What a distributed step writes.
+#[derive(Clone, Copy)]
+enum Written<'a, T: Element> {
+    /// A distributed tensor, borrowed mutably for `'a` (the pointer of its `TargetAccess`).
+    Dist(*mut DistTensor<T>, PhantomData<&'a mut DistTensor<T>>),
+    /// A scalar every rank holds (a statement without left-hand indices).
+    Scalar(&'a TargetAccess<'a, T>),
+}
+
+/// An operand of a distributed step: a tensor borrowed for `'a` (the target itself where the
+/// statement reads its own elements in place) and its axes.
+struct Read<'a, T: Element> {
+    tensor: *const DistTensor<T>,
+    axes: &'a [Axis],
+    _borrow: PhantomData<&'a DistTensor<T>>,
+}
+
+/// How a step's loops are spread over a process grid: per loop, the grid axis it is split over
+/// in consecutive blocks, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LoopSplit {
+    grid: Vec<usize>,
+    loops: Vec<Option<usize>>,
+}
+
+impl LoopSplit {
+    /// The loops split as a tensor of `distribution` read through `axes` splits them (block
+    /// and block-cyclic axes both become blocks; a loop on two axes takes the first's).
+    fn of(distribution: &Distribution, axes: &[Axis], loops: usize) -> Self {
+        let grid = distribution.grid().to_vec();
+        let mut split = vec![None; loops];
+        let mut used = vec![false; grid.len()];
+        for (axis, &a) in axes.iter().enumerate() {
+            let (Axis::Loop(var), Split::Block(g) | Split::Cyclic(g, _)) =
+                (a, distribution.splits()[axis])
+            else {
+                continue;
+            };
+            if split[var].is_none() && !used[g] {
+                split[var] = Some(g);
+                used[g] = true;
+            }
+        }
+        LoopSplit { grid, loops: split }
+    }
+
+    /// The distribution a tensor read through `axes` needs for each rank to hold what its
+    /// share of the loops reads: the first axis over each split loop split alike, the others
+    /// whole (so fixed positions and diagonals index global extents).
+    fn induced(&self, axes: &[Axis]) -> Distribution {
+        let mut taken = vec![false; self.loops.len()];
+        let splits: Vec<Split> = axes
+            .iter()
+            .map(|&axis| match axis {
+                Axis::Loop(var) if !std::mem::replace(&mut taken[var], true) => {
+                    self.loops[var].map_or(Split::Whole, Split::Block)
+                }
+                _ => Split::Whole,
+            })
+            .collect();
+        Distribution::new(&self.grid, &splits).expect("one grid axis per loop")
+    }
+
+    /// The grid axes no loop is split over.
+    fn unused(&self) -> Vec<usize> {
+        (0..self.grid.len())
+            .filter(|g| !self.loops.contains(&Some(*g)))
+            .collect()
+    }
+
+    /// `rank`'s range of each loop.
+    fn ranges(&self, extents: &[usize], rank: usize) -> Vec<std::ops::Range<usize>> {
+        let coordinates = coordinates(&self.grid, rank);
+        self.loops
+            .iter()
+            .zip(extents)
+            .map(|(split, &n)| match *split {
+                Some(g) => block_range(n, self.grid[g], coordinates[g]),
+                None => 0..n,
+            })
+            .collect()
+    }
+}
+
+fn coordinates(grid: &[usize], rank: usize) -> Vec<usize> {
+    let mut rest = rank;
+    let mut coordinates = vec![0; grid.len()];
+    for (c, &p) in coordinates.iter_mut().zip(grid).rev() {
+        *c = rest % p;
+        rest /= p;
+    }
+    coordinates
+}
+
+fn rank_at(grid: &[usize], coordinates: &[usize]) -> usize {
+    coordinates
+        .iter()
+        .zip(grid)
+        .fold(0, |rank, (&c, &p)| rank * p + c)
+}
+
+/// The elements each rank holds of a tensor of `shape` spread by `distribution`, the same on
+/// every rank (the largest block): what a move into it costs a rank at most.
+fn per_rank(distribution: &Distribution, shape: &[usize]) -> usize {
+    shape
+        .iter()
+        .zip(distribution.splits())
+        .map(|(&n, split)| match *split {
+            Split::Whole => n,
+            Split::Block(g) | Split::Cyclic(g, _) => chunk(n, distribution.grid()[g]).min(n),
+        })
+        .product()
+}
+
+/// A distributed tensor's global shape and distribution, read once before anything moves.
+struct Layout {
+    shape: Vec<usize>,
+    distribution: Distribution,
+}
+
+/// How a step runs, chosen the same on every rank.
+struct Choice {
+    split: LoopSplit,
+    /// Per operand: the distribution to move it into, if it is not in it already.
+    moves: Vec<Option<Distribution>>,
+    /// The loops' split writes the target's blocks directly (owner computes); otherwise each
+    /// rank computes a partial result and one all-to-all sums it into the target's holders.
+    direct: bool,
+}
+
+impl<'a, T: Element, const L: usize, const N: usize> DistStep<'a, T, L, N> {
+    fn target_layout(&self) -> Option<Layout> {
+        match self.target {
+            Written::Dist(target, _) => {
+                // SAFETY: the pointer came from the `TargetAccess` of a `&'a mut DistTensor`
+                // (`prove` checked its memory); nothing writes the tensor while this shared
+                // borrow lives, which ends here.
+                let target = unsafe { &*target };
+                Some(Layout {
+                    shape: target.shape().to_vec(),
+                    distribution: target.distribution().clone(),
+                })
+            }
+            Written::Scalar(_) => None,
+        }
+    }
+
+    fn operand(&self, k: usize) -> &DistTensor<T> {
+        // SAFETY: from the `Access` of a `&'a DistTensor`, or the target's own in-place read
+        // (see `prove`); nothing writes it while `self` is borrowed here (writes come after
+        // every read, through `run`'s own borrow of the target).
+        unsafe { &*self.operands[k].tensor }
+    }
+
+    /// The loops' split with the fewest elements moved per rank: the target's (owner
+    /// computes), or an operand's (moving the others to it, and summing partial results).
+    fn choose(&self, target: Option<&Layout>, ranks: usize) -> Choice {
+        let mut candidates: Vec<LoopSplit> = Vec::new();
+        if let Some(target) = target {
+            candidates.push(LoopSplit::of(&target.distribution, self.target_axes, L));
+        }
+        for k in 0..N {
+            let candidate = LoopSplit::of(self.operand(k).distribution(), self.operands[k].axes, L);
+            if !candidates.contains(&candidate) {
+                candidates.push(candidate);
+            }
+        }
+        if candidates.is_empty() {
+            candidates.push(LoopSplit {
+                grid: vec![ranks],
+                loops: vec![None; L],
+            });
+        }
+        let repeated_target_loop = (1..self.target_axes.len())
+            .any(|a| self.target_axes[..a].contains(&self.target_axes[a]));
+        let mut best: Option<(usize, Choice)> = None;
+        for split in candidates {
+            let mut cost = 0;
+            let moves: Vec<Option<Distribution>> = (0..N)
+                .map(|k| {
+                    let operand = self.operand(k);
+                    let wanted = split.induced(self.operands[k].axes);
+                    (wanted != *operand.distribution()).then(|| {
+                        cost += per_rank(&wanted, operand.shape());
+                        wanted
+                    })
+                })
+                .collect();
+            let summed_split = split.loops[self.n_out..].iter().any(Option::is_some);
+            let direct = !summed_split
+                && match target {
+                    Some(target) => {
+                        !repeated_target_loop
+                            && split.induced(self.target_axes) == target.distribution
+                    }
+                    None => true,
+                };
+            if !direct {
+                let partial: usize = (0..self.n_out)
+                    .map(|v| match split.loops[v] {
+                        Some(g) => chunk(self.extents[v], split.grid[g]).min(self.extents[v]),
+                        None => self.extents[v],
+                    })
+                    .product();
+                let written = target.map_or(1, |t| per_rank(&t.distribution, &t.shape));
+                cost += partial + written;
+            }
+            let choice = Choice {
+                split,
+                moves,
+                direct,
+            };
+            if best.as_ref().is_none_or(|(least, _)| cost < *least) {
+                best = Some((cost, choice));
+            }
+        }
+        best.expect("at least one candidate").1
+    }
+}
+
+impl Distributed {
+    /// Runs `step` on this rank's blocks with `kernel`, a host engine.
+    fn run<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: DistStep<'_, T, L, N>,
+        kernel: impl FnOnce(Step<'_, T, L, N>),
+    ) {
+        let world = &self.0;
+        let rank = world.rank();
+        let target = step.target_layout();
+        let choice = step.choose(target.as_ref(), world.size());
+        // The moves: every rank makes the same ones, in operand order.
+        let moved: Vec<Option<DistTensor<T>>> = (0..N)
+            .map(|k| {
+                choice.moves[k].as_ref().map(|to| {
+                    step.operand(k)
+                        .redistribute(to.clone())
+                        .expect("an induced distribution over the world's ranks")
+                })
+            })
+            .collect();
+        let ranges = choice.split.ranges(&step.extents, rank);
+        let extents: [usize; L] = std::array::from_fn(|v| ranges[v].len());
+        // Each operand's block, cut to this rank's loop ranges on the axes it holds whole.
+        let block = |k: usize| -> TensorView<'_, T> {
+            let tensor = moved[k].as_ref().unwrap_or_else(|| step.operand(k));
+            let mut view = tensor.local().view();
+            let distribution = tensor.distribution();
+            for (axis, &a) in step.operands[k].axes.iter().enumerate() {
+                if let (Axis::Loop(var), Split::Whole) = (a, distribution.splits()[axis]) {
+                    if choice.split.loops[var].is_some() {
+                        view = view.slice_axis(axis, ranges[var].clone());
+                    }
+                }
+            }
+            view
+        };
+        match (written_by(&step), choice.direct) {
+            (Written::Dist(target, _), true) => {
+                // In place: the target's own point-wise reads (not moved: their distribution
+                // is the target's) go through the target's access below.
+                let in_place: [bool; N] =
+                    std::array::from_fn(|k| step.operands[k].tensor == target.cast_const());
+                let blocks: Vec<Option<TensorView<'_, T>>> = (0..N)
+                    .map(|k| (!in_place[k] || moved[k].is_some()).then(|| block(k)))
+                    .collect();
+                let reads: Vec<_> = blocks
+                    .iter()
+                    .map(|b| b.as_ref().map(Operand::__tdsl_operand))
+                    .collect();
+                // SAFETY: the `TargetAccess` this came from borrows the tensor mutably for the
+                // statement; every shared borrow of it above (layouts, moves) has ended, and
+                // its in-place reads go through this borrow's own access.
+                let target = unsafe { &mut *target };
+                let mut access = target.local_mut().__tdsl_target();
+                let access = &mut access;
+                let own = access.read();
+                let uses: [Use<'_, T>; N] = std::array::from_fn(|k| match reads[k] {
+                    Some(read) => read.at(step.operands[k].axes),
+                    None => own.at(step.operands[k].axes),
+                });
+                let local = Step::new(
+                    access.at(step.target_axes),
+                    step.mode,
+                    step.alpha,
+                    extents,
+                    step.n_out,
+                    uses,
+                );
+                kernel(local);
+            }
+            (Written::Scalar(target), true) => {
+                let blocks: Vec<TensorView<'_, T>> = (0..N).map(block).collect();
+                let uses: [Use<'_, T>; N] =
+                    std::array::from_fn(|k| blocks[k].__tdsl_operand().at(step.operands[k].axes));
+                kernel(Step::new(
+                    target.at(step.target_axes),
+                    step.mode,
+                    step.alpha,
+                    extents,
+                    step.n_out,
+                    uses,
+                ));
+            }
+            (written, false) => {
+                // Partial results over this rank's loop ranges, summed into the target's holders.
+                let mut partial = Tensor::zeros(&extents[..step.n_out]);
+                {
+                    let blocks: Vec<TensorView<'_, T>> = (0..N).map(block).collect();
+                    let uses: [Use<'_, T>; N] = std::array::from_fn(|k| {
+                        blocks[k].__tdsl_operand().at(step.operands[k].axes)
+                    });
+                    let axes: Vec<Axis> = (0..step.n_out).map(Axis::Loop).collect();
+                    let access = partial.__tdsl_target();
+                    kernel(Step::new(
+                        access.at(&axes),
+                        Mode::Assign,
+                        step.alpha,
+                        extents,
+                        step.n_out,
+                        uses,
+                    ));
+                }
+                drop(moved);
+                let sums = Sums {
+                    world,
+                    split: &choice.split,
+                    extents: &step.extents,
+                    n_out: step.n_out,
+                    target_axes: step.target_axes,
+                };
+                match written {
+                    Written::Dist(target, _) => {
+                        let layout = target_layout_of(&target);
+                        let (offsets, values) = sums.exchange(&partial, &ranges, Some(&layout));
+                        // SAFETY: as above: every shared borrow of the target has ended.
+                        let target = unsafe { &mut *target };
+                        let block = target.local_mut().as_mut_slice();
+                        for (offset, value) in offsets.into_iter().zip(values) {
+                            block[offset] = combine(step.mode, block[offset], value);
+                        }
+                    }
+                    Written::Scalar(target) => {
+                        let (_, values) = sums.exchange(&partial, &ranges, None);
+                        let sum = Tensor::from_shape_vec(
+                            [0usize; 0],
+                            vec![values.first().copied().unwrap_or(T::ZERO)],
+                        )
+                        .expect("one element");
+                        let read = sum.__tdsl_operand();
+                        crate::exec::loop_nest::evaluate(
+                            Step::new(target.at(&[]), step.mode, T::ONE, [], 0, [read.at(&[])]),
+                            |[value]: [T; 1]| value,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn written_by<'a, T: Element, const L: usize, const N: usize>(
+    step: &DistStep<'a, T, L, N>,
+) -> Written<'a, T> {
+    step.target
+}
+
+/// The target's layout, read through its pointer (see `DistStep::target_layout`).
+fn target_layout_of<T: Element>(target: &*mut DistTensor<T>) -> Layout {
+    // SAFETY: as in `DistStep::target_layout`.
+    let target = unsafe { &**target };
+    Layout {
+        shape: target.shape().to_vec(),
+        distribution: target.distribution().clone(),
+    }
+}
+
+/// A written element after a step: the target's mode applied to the summed value.
+fn combine<T: Element>(mode: Mode<T>, old: T, value: T) -> T {
+    match mode {
+        Mode::Assign => value,
+        Mode::Add => old.plus(value),
+        // β = 0 does not read the target (NaN there stays out), as everywhere.
+        Mode::Scale(beta) if beta == T::ZERO => value,
+        Mode::Scale(beta) => beta.times(old).plus(value),
+    }
+}
+
+/// The move that sums each rank's partial results into the target's holders.
+struct Sums<'s> {
+    world: &'s World,
+    split: &'s LoopSplit,
+    extents: &'s [usize],
+    n_out: usize,
+    target_axes: &'s [Axis],
+}
+
+impl Sums<'_> {
+    /// Sends every element of this rank's `partial` (over its loop `ranges`) to the target's
+    /// holders (every rank for a scalar), and returns the offsets in this rank's target block
+    /// the loops reach, each with the sum of its partial results, added in rank order (so every
+    /// holder of an element gets the same bits). Of ranks that computed the same partial
+    /// results (replicas over grid axes no loop is split over), only the first sends.
+    fn exchange<T: Element>(
+        &self,
+        partial: &Tensor<T>,
+        ranges: &[std::ops::Range<usize>],
+        target: Option<&Layout>,
+    ) -> (Vec<usize>, Vec<T>) {
+        let (rank, ranks) = (self.world.rank(), self.world.size());
+        let grid = &self.split.grid;
+        let unused = self.split.unused();
+        let sends = unused.iter().all(|&g| coordinates(grid, rank)[g] == 0);
+        let mut send = vec![Vec::new(); ranks];
+        if sends {
+            let mut values = partial.as_slice().iter();
+            let mut global = vec![0; self.target_axes.len()];
+            for_each_index(partial.shape(), |local| {
+                let value = *values.next().expect("one value per index");
+                match target {
+                    Some(target) => {
+                        for (a, &axis) in self.target_axes.iter().enumerate() {
+                            global[a] = match axis {
+                                Axis::Loop(var) => ranges[var].start + local[var],
+                                Axis::Fixed(position) => position,
+                            };
+                        }
+                        for (holder, _) in target.distribution.holders(&target.shape, &global) {
+                            send[holder].push(value);
+                        }
+                    }
+                    None => send.iter_mut().for_each(|part| part.push(value)),
+                }
+            });
+        }
+        // What arrives: for each sender, the offsets of this rank's block its values go to,
+        // in the sender's order (loop tuples in increasing order).
+        let mut from: Vec<Vec<(Vec<usize>, usize)>> = vec![Vec::new(); ranks];
+        let mut contributors = |tuple: &[usize], offset: usize| {
+            let mut coordinates = vec![0; grid.len()];
+            let mut summed = Vec::new();
+            for (var, split) in self.split.loops.iter().enumerate() {
+                match (*split, var < self.n_out) {
+                    (Some(g), true) => {
+                        coordinates[g] = tuple[var] / chunk(self.extents[var], grid[g]);
+                    }
+                    (Some(g), false) => summed.push(g),
+                    (None, _) => {}
+                }
+            }
+            let combinations: usize = summed.iter().map(|&g| grid[g]).product();
+            for combination in 0..combinations {
+                let mut rest = combination;
+                for &g in summed.iter().rev() {
+                    coordinates[g] = rest % grid[g];
+                    rest /= grid[g];
+                }
+                from[rank_at(grid, &coordinates)].push((tuple.to_vec(), offset));
+            }
+        };
+        match target {
+            Some(target) => {
+                let local_shape = target.distribution.local_shape(&target.shape, rank);
+                let mut offset = 0;
+                let mut tuple = vec![0; self.n_out];
+                for_each_index(&local_shape, |local| {
+                    let global = target.distribution.global_index(&target.shape, rank, local);
+                    let mut set = vec![false; self.n_out];
+                    let reached =
+                        self.target_axes
+                            .iter()
+                            .zip(&global)
+                            .all(|(&axis, &g)| match axis {
+                                Axis::Loop(var) if std::mem::replace(&mut set[var], true) => {
+                                    tuple[var] == g
+                                }
+                                Axis::Loop(var) => {
+                                    tuple[var] = g;
+                                    true
+                                }
+                                Axis::Fixed(position) => position == g,
+                            });
+                    if reached {
+                        contributors(&tuple, offset);
+                    }
+                    offset += 1;
+                });
+            }
+            None => contributors(&[], 0),
+        }
+        for list in &mut from {
+            list.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        let receive: Vec<usize> = from.iter().map(Vec::len).collect();
+        let received = self.world.all_to_all(&send, &receive);
+        let len = target.map_or(1, |t| {
+            t.distribution.local_shape(&t.shape, rank).iter().product()
+        });
+        let mut sums = vec![T::ZERO; len];
+        let mut reached = vec![false; len];
+        let mut values = received.into_iter();
+        for list in &from {
+            for &(_, offset) in list {
+                let value = values.next().expect("counted");
+                sums[offset] = sums[offset].plus(value);
+                reached[offset] = true;
+            }
+        }
+        let offsets: Vec<usize> = (0..len).filter(|&at| reached[at]).collect();
+        let sums = offsets.iter().map(|&at| sums[at]).collect();
+        (offsets, sums)
+    }
+}
+
+impl Backend for Distributed {
+    type Kind = OnDist;
+    type Step<'a, T: Element, const L: usize, const N: usize> = DistStep<'a, T, L, N>;
+    type Tensor<T: Element> = DistTensor<T>;
+    /// Distributed tensors' extents are dynamic, so a `let` is a distributed tensor.
+    type Result<T: Element, E: LetResult<T>> = DistTensor<T>;
+
+    #[track_caller]
+    fn prove<'a, T: Element, const L: usize, const N: usize>(
+        &self,
+        target: TargetUse<'a, T>,
+        mode: Mode<T>,
+        alpha: T,
+        extents: [usize; L],
+        n_out: usize,
+        operands: [Use<'a, T>; N],
+    ) -> DistStep<'a, T, L, N> {
+        let (access, target_axes) = target.parts();
+        let raw = &access.raw;
+        let target = match raw.memory {
+            Memory::Dist if !raw.part => {
+                Written::Dist(access.data_mut().cast::<DistTensor<T>>(), PhantomData)
+            }
+            Memory::Host if raw.shape.is_empty() => Written::Scalar(access),
+            _ => panic!("{MIXED}"),
+        };
+        let operands = operands.map(|operand| {
+            let (access, axes) = operand.parts();
+            assert!(
+                access.raw.memory == Memory::Dist && !access.raw.part,
+                "{MIXED}"
+            );
+            Read {
+                tensor: access.raw.data.cast::<DistTensor<T>>(),
+                axes,
+                _borrow: PhantomData,
+            }
+        });
+        let step = DistStep {
+            target,
+            target_axes,
+            mode,
+            alpha,
+            extents,
+            n_out,
+            operands,
+        };
+        step.check(self);
+        step
+    }
+
+    #[track_caller]
+    fn zeros<W: Witness + ?Sized, const R: usize>(
+        &self,
+        _witness: &W,
+        shape: [usize; R],
+    ) -> DistTensor<W::Elem> {
+        let distribution = Distribution::spread(R, self.0.size());
+        DistTensor::zeros(&self.0, &shape, distribution).expect("a distribution of the world")
+    }
+
+    #[track_caller]
+    fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
+        &self,
+        witness: &W,
+        _extents: E,
+        shape: [usize; R],
+    ) -> DistTensor<W::Elem> {
+        self.zeros(witness, shape)
+    }
+
+    #[track_caller]
+    fn evaluate<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: DistStep<'_, T, L, N>,
+        body: impl Fn([T; N]) -> T + Sync,
+        _module: &StepModule<'_>,
+        _scalars: &[T],
+    ) {
+        self.run(step, |local| crate::exec::loop_nest::evaluate(local, body));
+    }
+
+    #[track_caller]
+    fn contract<T: Element, const L: usize>(
+        &self,
+        step: DistStep<'_, T, L, 2>,
+        conj: [bool; 2],
+        _module: &StepModule<'_>,
+        _scalars: &[T],
+    ) {
+        self.run(step, |local| crate::exec::gemm::contract(local, conj));
+    }
+
+    #[track_caller]
+    fn contract_network<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: DistStep<'_, T, L, N>,
+        conj: [bool; N],
+        cache: &PlanCache,
+        _module: &StepModule<'_>,
+        _scalars: &[T],
+    ) {
+        self.run(step, |local| {
+            crate::exec::network::contract_network(local, conj, cache)
+        });
+    }
+}
+
+/// What a statement mixing distributed tensors with others is told.
+const MIXED: &str = "a statement over `DistTensor`s reads or writes a tensor of another kind: \
+    make every tensor of the statement a `DistTensor` (a host tensor every rank holds alike \
+    becomes one with `DistTensor::replicated`)";
+
+impl<T: Element, const L: usize, const N: usize> DistStep<'_, T, L, N> {
+    /// The checks `Step::new` makes, against the global shapes: generated code made them
+    /// before with messages for users, so a failure here is a bug in the caller. Also that
+    /// every tensor lives in a world of the backend's size.
+    #[track_caller]
+    fn check(&self, backend: &Distributed) {
+        let ranks = backend.0.size();
+        let mut accesses: Vec<(&[usize], &[Axis])> = Vec::new();
+        if let Written::Dist(target, _) = self.target {
+            // SAFETY: as in `target_layout`.
+            let target = unsafe { &*target };
+            assert_eq!(target.world().size(), ranks, "{WORLDS}");
+            accesses.push((target.shape(), self.target_axes));
+        }
+        for k in 0..N {
+            let operand = self.operand(k);
+            assert_eq!(operand.world().size(), ranks, "{WORLDS}");
+            accesses.push((operand.shape(), self.operands[k].axes));
+        }
+        for (shape, axes) in accesses {
+            assert_eq!(shape.len(), axes.len(), "{INCONSISTENT}");
+            for (&n, &axis) in shape.iter().zip(axes) {
+                match axis {
+                    Axis::Loop(var) => assert!(var < L && self.extents[var] == n, "{INCONSISTENT}"),
+                    Axis::Fixed(position) => assert!(position < n, "{INCONSISTENT}"),
+                }
+            }
+        }
+        let mut covered = vec![false; L];
+        for &axis in self.target_axes {
+            match axis {
+                Axis::Loop(var) => {
+                    assert!(var < self.n_out, "{INCONSISTENT}");
+                    covered[var] = true;
+                }
+                Axis::Fixed(_) => {}
+            }
+        }
+        assert!(
+            self.n_out <= L && covered[..self.n_out].iter().all(|&c| c),
+            "{INCONSISTENT}"
+        );
+    }
+}
+
+const WORLDS: &str = "the tensors of a statement live in worlds of different sizes: make them \
+    all in one world";
+
+const INCONSISTENT: &str = "a distributed step's shapes, axes and extents disagree: this is a \
+    tensor-dsl bug";
+
+impl<T: Element> OnBackend for DistTensor<T> {
+    type Kind = OnDist;
+    type Backend = Distributed;
+    fn __tdsl_backend(&self) -> Distributed {
+        Distributed(self.world().clone())
+    }
+}
+
+impl<T: Element> RunsOn<OnDist> for DistTensor<T> {}
+
+/// A distributed tensor in a statement: its global shape, and for an address the tensor
+/// itself (`Memory::Dist`), which only this backend reads, as the tensor it is.
+impl<T: Element> Operand for DistTensor<T> {
+    type Elem = T;
+    type Extents = crate::operand::extents::Dynamic;
+    fn __tdsl_shape(&self) -> ShapeRef<'_> {
+        self.shape().into()
+    }
+    fn __tdsl_operand(&self) -> Access<'_, T> {
+        let data = std::ptr::from_ref(self).cast::<T>();
+        let raw = RawAccess::new(data, self.len(), self.shape(), self.global_strides(), 0);
+        Access::new(raw).in_memory(Memory::Dist)
+    }
+}
+
+impl<T: Element> TargetOwned for DistTensor<T> {
+    type Elem = T;
+    fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
+        let len = self.len();
+        let data = std::ptr::from_mut(self);
+        let (shape, strides) = (self.shape(), self.global_strides());
+        let raw = RawAccess::new(data.cast_const().cast::<T>(), len, shape, strides, 0);
+        // SAFETY: `Memory::Dist` marks the pointer as no elements at all: host kernels run
+        // only steps over host memory (`Step::assert_on_host`), written-out loops only over
+        // host accesses (`as_static`), copies for overlaps only of host accesses (`detach`),
+        // and devices only over their own memory, so none reads or writes through it; the
+        // distributed backend reads it as the tensor, which it is, with the write provenance
+        // of this `&mut` borrow that lives as long as the access.
+        unsafe { TargetAccess::new(raw) }
+            .exclusive()
+            .in_memory(Memory::Dist)
+    }
+}
