@@ -5,7 +5,13 @@
 //! pair of a set of distributions (rows, columns, 2-D grids that do not divide the extents,
 //! block-cyclic, replicated), over extents 0, 1, 2, 3, 7 and 13 and element types f64, i64 and
 //! c64; a root tensor of the wrong shape is an error on every rank; redistributing to the same
-//! distribution sends nothing; one rank's panic fails `mpirun` instead of hanging it.
+//! distribution sends nothing; one rank's panic fails `mpirun` instead of hanging it. Then
+//! `tensor!` statements over distributed tensors (point-wise, transposes, sums, scalars,
+//! contractions and their updates, products of three, diagonals, fixed positions, in-place
+//! reads) against the same statements over whole tensors, for pairs of layouts; the bytes they
+//! send (none where the operands are spread as the target needs, SUMMA's on a 2 × 2 grid);
+//! shape errors on every rank before anything moves; and, in debug builds, ranks that reach
+//! different statements end `mpirun` with both named.
 //!
 //!     cargo test --features mpi --test test_dist
 
@@ -22,6 +28,7 @@ fn main() {
     match std::env::var(ROLE).as_deref() {
         Ok("checks") => checks(),
         Ok("panic") => panic_on_rank_one(),
+        Ok("diverge") => diverge_on_rank_one(),
         _ => spawn_all(),
     }
 }
@@ -64,6 +71,38 @@ fn spawn_all() {
         "a panicking rank ends mpirun with {} ({took:.1?})",
         output.status
     );
+    if cfg!(debug_assertions) {
+        let (output, took) = run(2, "diverge");
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "ranks at different statements succeeded"
+        );
+        assert!(
+            text.contains("reached different statements")
+                && text.matches("test_dist.rs:").count() >= 2,
+            "{text}"
+        );
+        assert!(
+            took < Duration::from_secs(60),
+            "mpirun took {took:?} to end"
+        );
+        println!("ranks at different statements end mpirun, naming both ({took:.1?})");
+    }
+}
+
+/// Rank 1 runs another statement than rank 0 (debug builds check every step's plan).
+fn diverge_on_rank_one() {
+    let universe = mpi::initialize().expect("MPI starts");
+    let world = World::new(universe.world());
+    let p = world.size();
+    let (a, _) = pair(&world, &[6, 6], Distribution::rows(2, p), 1);
+    let (mut c, _) = pair(&world, &[6, 6], Distribution::rows(2, p), 2);
+    if world.rank() == 1 {
+        tensor! { c[i, j] = a[j, i]; }
+    } else {
+        tensor! { c[i, j] = a[i, k] * a[k, j]; }
+    }
 }
 
 /// Rank 1 panics while the others wait in a collective call.
@@ -77,7 +116,7 @@ fn panic_on_rank_one() {
 }
 
 /// A value per global index, distinct across indices.
-trait Sample: Element {
+trait Sample: Element + std::fmt::Display {
     fn at(global: &[usize]) -> Self;
 }
 
@@ -158,6 +197,15 @@ fn check_type<T: Sample>(world: &World) {
                 assert_eq!(local.as_slice()[at], T::at(&made.global_index(index)));
                 at += 1;
             });
+            // The block's global indices, axis by axis.
+            let (block, indices) = made.to_local();
+            assert_eq!(&block, made.local());
+            for_each(block.shape(), |index| {
+                let global: Vec<usize> = (0..index.len()).map(|a| indices[a][index[a]]).collect();
+                assert_eq!(global, made.global_index(index));
+            });
+            let shown = made.to_string();
+            assert!(shown.contains(&format!("{shape:?}")), "{shown}");
             let gathered = made.gather_to_root(root);
             match world.rank() == root {
                 true => assert_eq!(gathered.as_ref(), Some(&whole), "gather of {from:?}"),

@@ -187,6 +187,28 @@ impl<'a, T: Element, const L: usize, const N: usize> DistStep<'a, T, L, N> {
         }
     }
 
+    /// A hash of everything that decides the step's transfers, and where it was called.
+    fn plan_key(&self, target: Option<&Layout>, kind: &str, at: &std::panic::Location<'_>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // Fixed keys: the same value in every process of one program.
+        let mut hasher = std::hash::DefaultHasher::new();
+        (kind, at.file(), at.line(), at.column()).hash(&mut hasher);
+        (L, N, self.n_out, self.extents, self.target_axes).hash(&mut hasher);
+        target
+            .map(|t| (&t.shape, &t.distribution))
+            .hash(&mut hasher);
+        for k in 0..N {
+            let operand = self.operand(k);
+            (
+                operand.shape(),
+                operand.distribution(),
+                self.operands[k].axes,
+            )
+                .hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
     fn operand(&self, k: usize) -> &DistTensor<T> {
         // SAFETY: from the `Access` of a `&'a DistTensor`, or the target's own in-place read
         // (see `prove`); nothing writes it while `self` is borrowed here (writes come after
@@ -261,15 +283,26 @@ impl<'a, T: Element, const L: usize, const N: usize> DistStep<'a, T, L, N> {
 }
 
 impl Distributed {
-    /// Runs `step` on this rank's blocks with `kernel`, a host engine.
+    /// Runs `step` on this rank's blocks with `kernel`, a host engine (its `kind` named in
+    /// the debug check of the plan).
+    #[track_caller]
     fn run<T: Element, const L: usize, const N: usize>(
         &self,
         step: DistStep<'_, T, L, N>,
+        kind: &str,
         kernel: impl FnOnce(Step<'_, T, L, N>),
     ) {
         let world = &self.0;
         let rank = world.rank();
         let target = step.target_layout();
+        if cfg!(debug_assertions) {
+            // A rank at another statement would otherwise wait in mismatched transfers.
+            let at = std::panic::Location::caller();
+            let key = step.plan_key(target.as_ref(), kind, at);
+            world.check_same(key, || {
+                format!("{kind} step of {L} loops over {N} operands, at {at}")
+            });
+        }
         let choice = step.choose(target.as_ref(), world.size());
         // The moves: every rank makes the same ones, in operand order.
         let moved: Vec<Option<DistTensor<T>>> = (0..N)
@@ -633,7 +666,9 @@ impl Backend for Distributed {
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        self.run(step, |local| crate::exec::loop_nest::evaluate(local, body));
+        self.run(step, "loop-nest", |local| {
+            crate::exec::loop_nest::evaluate(local, body)
+        });
     }
 
     #[track_caller]
@@ -644,7 +679,9 @@ impl Backend for Distributed {
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        self.run(step, |local| crate::exec::gemm::contract(local, conj));
+        self.run(step, "contraction", |local| {
+            crate::exec::gemm::contract(local, conj)
+        });
     }
 
     #[track_caller]
@@ -656,7 +693,7 @@ impl Backend for Distributed {
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        self.run(step, |local| {
+        self.run(step, "product", |local| {
             crate::exec::network::contract_network(local, conj, cache)
         });
     }

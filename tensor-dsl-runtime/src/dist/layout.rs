@@ -8,7 +8,7 @@
 use std::fmt;
 
 /// How one tensor axis is spread over the process grid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Split {
     /// Every rank holds the whole axis.
     Whole,
@@ -21,7 +21,7 @@ pub enum Split {
 }
 
 /// A process grid and one [`Split`] per tensor axis.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Distribution {
     grid: Vec<usize>,
     splits: Vec<Split>,

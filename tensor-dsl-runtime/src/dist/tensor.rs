@@ -39,6 +39,23 @@ impl From<DistributionError> for DistError {
     }
 }
 
+/// Not collective: this rank's part only (gather the tensor to see it whole).
+impl<T: Element + fmt::Display> fmt::Display for DistTensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "DistTensor {:?} over grid {:?} split {:?}; rank {} of {} holds {:?}:",
+            self.shape,
+            self.distribution.grid(),
+            self.distribution.splits(),
+            self.world.rank(),
+            self.world.size(),
+            self.local.shape()
+        )?;
+        write!(f, "{}", self.local)
+    }
+}
+
 /// A tensor spread over the ranks of a [`World`]: every rank holds the block its
 /// [`Distribution`] gives it.
 pub struct DistTensor<T: Element> {
@@ -283,6 +300,28 @@ impl<T: Element> DistTensor<T> {
     /// The row-major strides of the global shape.
     pub(crate) fn global_strides(&self) -> &[isize] {
         &self.strides
+    }
+
+    /// A copy of this rank's block, and per axis the global index of each of its positions
+    /// (consecutive for a block split, in runs for a block-cyclic one, all for a whole axis).
+    pub fn to_local(&self) -> (Tensor<T>, Vec<Vec<usize>>) {
+        (self.local.clone(), self.local_indices())
+    }
+
+    /// Per axis, the global index of each position of this rank's block.
+    pub fn local_indices(&self) -> Vec<Vec<usize>> {
+        let shape = self.local.shape();
+        (0..shape.len())
+            .map(|axis| {
+                (0..shape[axis])
+                    .map(|position| {
+                        let mut local = vec![0; shape.len()];
+                        local[axis] = position;
+                        self.global_index(&local)[axis]
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// The global index of the element at `local` in this rank's block.

@@ -91,6 +91,44 @@ impl World {
         }
     }
 
+    /// Checks that every rank passes the same `key` (a statement's plan), and if not, panics
+    /// on every rank with each rank's `describe()` (so the job aborts naming the statements
+    /// instead of hanging in mismatched transfers). Not counted in [`Traffic`]: a check, not
+    /// data.
+    #[track_caller]
+    pub(crate) fn check_same(&self, key: u64, describe: impl Fn() -> String) {
+        let mut keys = vec![0u64; self.size()];
+        self.0.comm.all_gather_into(&key, &mut keys[..]);
+        if keys.iter().all(|&k| k == keys[0]) {
+            return;
+        }
+        let text = describe();
+        let mut lengths = vec![0i32; self.size()];
+        let length = i32::try_from(text.len()).expect("a short description");
+        self.0.comm.all_gather_into(&length, &mut lengths[..]);
+        let mut bytes = receive_buffer(lengths.iter().map(|&n| n as usize).sum());
+        {
+            let displs = displacements(&lengths);
+            let mut into = PartitionMut::new(&mut bytes[..], &lengths[..], &displs[..]);
+            self.0
+                .comm
+                .all_gather_varcount_into(text.as_bytes(), &mut into);
+        }
+        let mut at = 0;
+        let mut lines = Vec::new();
+        for (rank, &n) in lengths.iter().enumerate() {
+            let n = n as usize;
+            let text = String::from_utf8_lossy(&bytes[at..at + n]);
+            lines.push(format!("  rank {rank}: {text}"));
+            at += n;
+        }
+        panic!(
+            "the ranks reached different statements (every rank must run the same statements \
+             over distributed tensors, in the same order):\n{}",
+            lines.join("\n")
+        );
+    }
+
     /// Every rank sends `send[d]` to rank `d` and receives `receive[s]` elements from rank
     /// `s` (counts both sides agree on), concatenated in rank order.
     pub(crate) fn all_to_all<T: Element>(&self, send: &[Vec<T>], receive: &[usize]) -> Vec<T> {

@@ -10,7 +10,7 @@ use crate::element::Element;
 use crate::operand::access::{stored_size, Access, Memory, Mode, RawAccess, TargetAccess};
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Axis {
     /// The axis follows loop variable number `0`.
     Loop(usize),
