@@ -15,14 +15,15 @@
 //!
 //!     cargo test --features mpi --test test_dist
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tensor_dsl::dist::{mpi, DistTensor, Distribution, Split, Traffic, World};
 use tensor_dsl::{c64, tensor, try_tensor, Element, Tensor};
 
-/// Set in the ranks `mpirun` starts: what they do.
-const ROLE: &str = "TDSL_MPI_ROLE";
+#[path = "common/mpirun.rs"]
+mod mpirun;
+
+use mpirun::{spawn, spawn_at_1_to_4, ROLE};
 
 fn main() {
     match std::env::var(ROLE).as_deref() {
@@ -33,31 +34,11 @@ fn main() {
     }
 }
 
-/// Runs this program under `mpirun` at 1–4 ranks, then one run whose rank 1 panics.
+/// Runs this program under `mpirun` at 1–4 ranks, then one run whose rank 1 panics, and (in
+/// debug builds) one whose ranks run different statements.
 fn spawn_all() {
-    let program = std::env::current_exe().expect("the test's own path");
-    let run = |ranks: usize, role: &str| {
-        let start = Instant::now();
-        let output = Command::new("mpirun")
-            .args(["--timeout", "120", "-np", &ranks.to_string()])
-            .arg(&program)
-            .env(ROLE, role)
-            // Root in containers, and more ranks than cores: both are fine for correctness runs.
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
-            .output()
-            .expect("`mpirun` on the PATH (Open MPI's openmpi-bin)");
-        (output, start.elapsed())
-    };
-    for ranks in 1..=4 {
-        let (output, took) = run(ranks, "checks");
-        let text =
-            String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "at {ranks} ranks:\n{text}");
-        println!("{ranks} ranks: {} ({took:.1?})", text.trim());
-    }
-    let (output, took) = run(3, "panic");
+    spawn_at_1_to_4("checks");
+    let (output, took) = spawn(3, "panic");
     assert!(
         !output.status.success(),
         "a rank panicked, yet mpirun succeeded"
@@ -72,7 +53,7 @@ fn spawn_all() {
         output.status
     );
     if cfg!(debug_assertions) {
-        let (output, took) = run(2, "diverge");
+        let (output, took) = spawn(2, "diverge");
         let text = String::from_utf8_lossy(&output.stderr);
         assert!(
             !output.status.success(),
@@ -88,20 +69,6 @@ fn spawn_all() {
             "mpirun took {took:?} to end"
         );
         println!("ranks at different statements end mpirun, naming both ({took:.1?})");
-    }
-}
-
-/// Rank 1 runs another statement than rank 0 (debug builds check every step's plan).
-fn diverge_on_rank_one() {
-    let universe = mpi::initialize().expect("MPI starts");
-    let world = World::new(universe.world());
-    let p = world.size();
-    let (a, _) = pair(&world, &[6, 6], Distribution::rows(2, p), 1);
-    let (mut c, _) = pair(&world, &[6, 6], Distribution::rows(2, p), 2);
-    if world.rank() == 1 {
-        tensor! { c[i, j] = a[j, i]; }
-    } else {
-        tensor! { c[i, j] = a[i, k] * a[k, j]; }
     }
 }
 
