@@ -72,6 +72,20 @@ fn spawn_all() {
     }
 }
 
+/// Rank 1 runs another statement than rank 0 (debug builds check every step's plan).
+fn diverge_on_rank_one() {
+    let universe = mpi::initialize().expect("MPI starts");
+    let world = World::new(universe.world());
+    let p = world.size();
+    let (a, _) = pair(&world, &[6, 6], Distribution::rows(2, p), 1);
+    let (mut c, _) = pair(&world, &[6, 6], Distribution::rows(2, p), 2);
+    if world.rank() == 1 {
+        tensor! { c[i, j] = a[j, i]; }
+    } else {
+        tensor! { c[i, j] = a[i, k] * a[k, j]; }
+    }
+}
+
 /// Rank 1 panics while the others wait in a collective call.
 fn panic_on_rank_one() {
     let universe = mpi::initialize().expect("MPI starts");

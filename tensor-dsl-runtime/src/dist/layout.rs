@@ -232,6 +232,76 @@ impl Distribution {
     }
 }
 
+/// Per-axis tables for moving whole blocks without per-element searches (see
+/// `DistTensor::redistribute`).
+impl Distribution {
+    /// Row-major strides of the grid: a rank is Σ coordinate × stride.
+    fn grid_strides(&self) -> Vec<usize> {
+        let mut strides = vec![1; self.grid.len()];
+        for g in (0..self.grid.len().saturating_sub(1)).rev() {
+            strides[g] = strides[g + 1] * self.grid[g + 1];
+        }
+        strides
+    }
+
+    /// Per axis of `rank`'s block of a tensor of `shape`, the global index of each position.
+    pub(crate) fn block_globals(&self, shape: &[usize], rank: usize) -> Vec<Vec<usize>> {
+        let coordinates = self.coordinates(rank);
+        let local = self.local_shape(shape, rank);
+        (0..shape.len())
+            .map(|axis| {
+                (0..local[axis])
+                    .map(|l| match self.splits[axis] {
+                        Split::Whole => l,
+                        split @ (Split::Block(g) | Split::Cyclic(g, _)) => {
+                            to_global(split, shape[axis], self.grid[g], coordinates[g], l)
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// What axis `axis` adds to the rank holding global index `g` on it: the holding part's
+    /// grid coordinate times that grid axis's stride (0 for a whole axis). The primary holder
+    /// of an element is the sum over its axes; its replicas add [`replica_offsets`].
+    ///
+    /// [`replica_offsets`]: Self::replica_offsets
+    pub(crate) fn rank_shares(
+        &self,
+        shape: &[usize],
+        axis: usize,
+        globals: &[usize],
+    ) -> Vec<usize> {
+        let strides = self.grid_strides();
+        globals
+            .iter()
+            .map(|&g| match self.splits[axis] {
+                Split::Whole => 0,
+                split @ (Split::Block(h) | Split::Cyclic(h, _)) => {
+                    locate(split, shape[axis], self.grid[h], g).0 * strides[h]
+                }
+            })
+            .collect()
+    }
+
+    /// The rank offsets of an element's holders from its primary holder (0 first).
+    pub(crate) fn replica_offsets(&self) -> Vec<usize> {
+        let strides = self.grid_strides();
+        let mut offsets = vec![0];
+        for g in self.replica_axes() {
+            offsets = offsets
+                .iter()
+                .flat_map(|&o| {
+                    let stride = strides[g];
+                    (0..self.grid[g]).map(move |c| o + c * stride)
+                })
+                .collect();
+        }
+        offsets
+    }
+}
+
 /// The row-major offset of `index` in a block of `shape`.
 pub(crate) fn flat(shape: &[usize], index: &[usize]) -> usize {
     shape
@@ -350,8 +420,16 @@ mod tests {
         // grid axis 0.
         let d = Distribution::new(&[2, 3], &[Split::Cyclic(1, 2), Split::Whole]).unwrap();
         let shape = [7, 4];
+        let every: Vec<Vec<usize>> = shape.iter().map(|&n| (0..n).collect()).collect();
+        let shares: Vec<Vec<usize>> = (0..2)
+            .map(|a| d.rank_shares(&shape, a, &every[a]))
+            .collect();
         for_each_index(&shape, |global| {
             let holders = d.holders(&shape, global);
+            // The per-axis tables name the same ranks, primary first.
+            let primary = shares[0][global[0]] + shares[1][global[1]];
+            let tables: Vec<usize> = d.replica_offsets().iter().map(|r| primary + r).collect();
+            assert_eq!(tables, holders.iter().map(|h| h.0).collect::<Vec<_>>());
             assert_eq!(holders.len(), 2);
             assert!(d.is_primary(holders[0].0));
             assert!(!d.is_primary(holders[1].0));
@@ -361,6 +439,8 @@ mod tests {
                 for_each_index(&local_shape, |local| {
                     if flat(&local_shape, local) == offset {
                         found = Some(d.global_index(&shape, rank, local));
+                        let globals = d.block_globals(&shape, rank);
+                        assert_eq!([globals[0][local[0]], globals[1][local[1]]], global);
                     }
                 });
                 assert_eq!(found.as_deref(), Some(global));

@@ -209,6 +209,8 @@ impl<T: Element> DistTensor<T> {
 
     /// The same tensor spread by `to`: collective, one all-to-all in which each rank sends
     /// every element another rank's new block needs, from the element's primary holder.
+    /// Both sides walk their blocks once, in global row-major order, with per-axis tables of
+    /// which rank holds each index (no search per element).
     pub fn redistribute(&self, to: Distribution) -> Result<DistTensor<T>, DistError> {
         check(&self.world, &self.shape, &to)?;
         let (rank, ranks) = (self.world.rank(), self.world.size());
@@ -218,24 +220,31 @@ impl<T: Element> DistTensor<T> {
         // element's primary holder under `from`.
         let mut send = vec![Vec::new(); ranks];
         if from.is_primary(rank) {
-            let local = self.local.as_slice();
-            let mut at = 0;
+            let globals = from.block_globals(shape, rank);
+            let shares: Vec<Vec<usize>> = (0..shape.len())
+                .map(|axis| to.rank_shares(shape, axis, &globals[axis]))
+                .collect();
+            let replicas = to.replica_offsets();
+            let mut values = self.local.as_slice().iter();
             for_each_index(&from.local_shape(shape, rank), |index| {
-                let global = from.global_index(shape, rank, index);
-                for (holder, _) in to.holders(shape, &global) {
-                    send[holder].push(local[at]);
+                let value = *values.next().expect("one value per index");
+                let primary: usize = index.iter().zip(&shares).map(|(&i, s)| s[i]).sum();
+                for &replica in &replicas {
+                    send[primary + replica].push(value);
                 }
-                at += 1;
             });
         }
         // Received: this rank's new block, in order, from each element's primary holder;
         // the two orders agree, both being global row-major order.
         let new_shape = to.local_shape(shape, rank);
+        let globals = to.block_globals(shape, rank);
+        let shares: Vec<Vec<usize>> = (0..shape.len())
+            .map(|axis| from.rank_shares(shape, axis, &globals[axis]))
+            .collect();
         let mut sources = Vec::with_capacity(new_shape.iter().product());
         let mut receive = vec![0; ranks];
         for_each_index(&new_shape, |index| {
-            let global = to.global_index(shape, rank, index);
-            let source = from.holders(shape, &global)[0].0;
+            let source: usize = index.iter().zip(&shares).map(|(&i, s)| s[i]).sum();
             receive[source] += 1;
             sources.push(source);
         });
