@@ -484,93 +484,124 @@ impl Sums<'_> {
     ) -> (Vec<usize>, Vec<T>) {
         let (rank, ranks) = (self.world.rank(), self.world.size());
         let grid = &self.split.grid;
-        let unused = self.split.unused();
-        let sends = unused.iter().all(|&g| coordinates(grid, rank)[g] == 0);
+        let here = coordinates(grid, rank);
+        let sends = self.split.unused().iter().all(|&g| here[g] == 0);
         let mut send = vec![Vec::new(); ranks];
         if sends {
-            let mut values = partial.as_slice().iter();
-            let mut global = vec![0; self.target_axes.len()];
-            for_each_index(partial.shape(), |local| {
-                let value = *values.next().expect("one value per index");
-                match target {
-                    Some(target) => {
-                        for (a, &axis) in self.target_axes.iter().enumerate() {
-                            global[a] = match axis {
-                                Axis::Loop(var) => ranges[var].start + local[var],
-                                Axis::Fixed(position) => position,
-                            };
+            match target {
+                Some(target) => {
+                    // Per target axis, what each of this rank's loop positions adds to the
+                    // holding rank (`Distribution::rank_shares`), a fixed position a constant.
+                    let distribution = &target.distribution;
+                    let shares: Vec<(Option<usize>, Vec<usize>)> = self
+                        .target_axes
+                        .iter()
+                        .enumerate()
+                        .map(|(a, &axis)| match axis {
+                            Axis::Loop(var) => {
+                                let globals: Vec<usize> = ranges[var].clone().collect();
+                                (
+                                    Some(var),
+                                    distribution.rank_shares(&target.shape, a, &globals),
+                                )
+                            }
+                            Axis::Fixed(position) => (
+                                None,
+                                distribution.rank_shares(&target.shape, a, &[position]),
+                            ),
+                        })
+                        .collect();
+                    let replicas = distribution.replica_offsets();
+                    let mut values = partial.as_slice().iter();
+                    for_each_index(partial.shape(), |local| {
+                        let value = *values.next().expect("one value per index");
+                        let primary: usize = shares
+                            .iter()
+                            .map(|(var, table)| table[var.map_or(0, |v| local[v])])
+                            .sum();
+                        for &replica in &replicas {
+                            send[primary + replica].push(value);
                         }
-                        for (holder, _) in target.distribution.holders(&target.shape, &global) {
-                            send[holder].push(value);
-                        }
-                    }
-                    None => send.iter_mut().for_each(|part| part.push(value)),
+                    });
                 }
-            });
-        }
-        // What arrives: for each sender, the offsets of this rank's block its values go to,
-        // in the sender's order (loop tuples in increasing order).
-        let mut from: Vec<Vec<(Vec<usize>, usize)>> = vec![Vec::new(); ranks];
-        let mut contributors = |tuple: &[usize], offset: usize| {
-            let mut coordinates = vec![0; grid.len()];
-            let mut summed = Vec::new();
-            for (var, split) in self.split.loops.iter().enumerate() {
-                match (*split, var < self.n_out) {
-                    (Some(g), true) => {
-                        coordinates[g] = tuple[var] / chunk(self.extents[var], grid[g]);
+                None => {
+                    for part in &mut send {
+                        part.extend_from_slice(partial.as_slice());
                     }
-                    (Some(g), false) => summed.push(g),
-                    (None, _) => {}
                 }
             }
-            let combinations: usize = summed.iter().map(|&g| grid[g]).product();
+        }
+        // What arrives: for each sender, the offsets of this rank's block its values go to,
+        // keyed by the loop tuple's row-major rank (the order the sender sends in).
+        let mut from: Vec<Vec<(usize, usize)>> = vec![Vec::new(); ranks];
+        let summed: Vec<usize> = self.split.loops[self.n_out..]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        let combinations: usize = summed.iter().map(|&g| grid[g]).product();
+        let mut coordinates = vec![0; grid.len()];
+        let mut contributors = |tuple: &[usize], offset: usize| {
+            let mut key = 0;
+            for (var, &t) in tuple.iter().enumerate() {
+                key = key * self.extents[var] + t;
+                if let Some(g) = self.split.loops[var] {
+                    coordinates[g] = t / chunk(self.extents[var], grid[g]);
+                }
+            }
             for combination in 0..combinations {
                 let mut rest = combination;
                 for &g in summed.iter().rev() {
                     coordinates[g] = rest % grid[g];
                     rest /= grid[g];
                 }
-                from[rank_at(grid, &coordinates)].push((tuple.to_vec(), offset));
+                from[rank_at(grid, &coordinates)].push((key, offset));
             }
         };
-        match target {
+        let len = match target {
             Some(target) => {
-                let local_shape = target.distribution.local_shape(&target.shape, rank);
+                let distribution = &target.distribution;
+                let globals = distribution.block_globals(&target.shape, rank);
+                let local_shape = distribution.local_shape(&target.shape, rank);
                 let mut offset = 0;
                 let mut tuple = vec![0; self.n_out];
+                let mut set = vec![false; self.n_out];
                 for_each_index(&local_shape, |local| {
-                    let global = target.distribution.global_index(&target.shape, rank, local);
-                    let mut set = vec![false; self.n_out];
-                    let reached =
-                        self.target_axes
-                            .iter()
-                            .zip(&global)
-                            .all(|(&axis, &g)| match axis {
-                                Axis::Loop(var) if std::mem::replace(&mut set[var], true) => {
-                                    tuple[var] == g
-                                }
-                                Axis::Loop(var) => {
-                                    tuple[var] = g;
-                                    true
-                                }
-                                Axis::Fixed(position) => position == g,
-                            });
+                    set.fill(false);
+                    let reached = self.target_axes.iter().enumerate().all(|(a, &axis)| {
+                        let g = globals[a][local[a]];
+                        match axis {
+                            Axis::Loop(var) if std::mem::replace(&mut set[var], true) => {
+                                tuple[var] == g
+                            }
+                            Axis::Loop(var) => {
+                                tuple[var] = g;
+                                true
+                            }
+                            Axis::Fixed(position) => position == g,
+                        }
+                    });
                     if reached {
                         contributors(&tuple, offset);
                     }
                     offset += 1;
                 });
+                offset
             }
-            None => contributors(&[], 0),
-        }
+            None => {
+                contributors(&[], 0);
+                1
+            }
+        };
         for list in &mut from {
-            list.sort_by(|a, b| a.0.cmp(&b.0));
+            // Already in order where the target's axes follow its loops (always, for
+            // generated code); sorted otherwise.
+            if !list.is_sorted_by_key(|&(key, _)| key) {
+                list.sort_by_key(|&(key, _)| key);
+            }
         }
         let receive: Vec<usize> = from.iter().map(Vec::len).collect();
         let received = self.world.all_to_all(&send, &receive);
-        let len = target.map_or(1, |t| {
-            t.distribution.local_shape(&t.shape, rank).iter().product()
-        });
         let mut sums = vec![T::ZERO; len];
         let mut reached = vec![false; len];
         let mut values = received.into_iter();
