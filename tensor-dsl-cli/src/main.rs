@@ -1,7 +1,8 @@
-//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64]`: the
+//! `tensor-dsl explain '<block>' [--extent i=256 ...] [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64] [--ranks P]`: the
 //! tensor! compiler's work on a block, stage by stage — the checked IR, the IR after each pass,
 //! the plan of each statement in loop notation, the generated Rust, with extents its FLOPs and
-//! temporaries, and with `--cuda` the CUDA module of each plan step.
+//! temporaries, with `--cuda` the CUDA module of each plan step, and with `--ranks` how each
+//! step runs over distributed tensors.
 //! Errors print as the macro reports them, with a caret under the offending tokens.
 
 use std::collections::HashMap;
@@ -11,12 +12,15 @@ use proc_macro2::TokenStream;
 use tensor_dsl_compiler::{cuda, lower, trace, Config, Flavor};
 
 const USAGE: &str = "\
-usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64]
+usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64] [--ranks P]
 
 Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
 each statement, and the generated Rust. With --extent for every index, also the FLOP count
 and the memory of temporaries (products of three or more tensors pair by pair, in the order
-the run-time planner picks for those extents); with --cuda, the CUDA C module of each plan step.
+the run-time planner picks for those extents); with --cuda, the CUDA C module of each plan step;
+with --ranks and every extent, how each step runs over `DistTensor`s on P MPI ranks if every
+tensor is spread as a `let` spreads it (which loops are split, which operands move, how the
+target is written, and the elements a rank receives).
 
 example: tensor-dsl explain 'let c[i, j] = a[i, k, l] * b[k, j, l];' --extent i=256 \\
              --extent j=256 --extent k=64 --extent l=32";
@@ -26,6 +30,7 @@ struct Options {
     extents: HashMap<String, usize>,
     optimize: bool,
     cuda: Option<cuda::DeviceType>,
+    ranks: Option<usize>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -40,6 +45,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         extents: HashMap::new(),
         optimize: true,
         cuda: None,
+        ranks: None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -69,6 +75,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .parse()
                     .map_err(|_| format!("`--extent {value}`: `{extent}` is not a size"))?;
                 options.extents.insert(index.trim().to_owned(), extent);
+            }
+            "--ranks" => {
+                let value = args.next().ok_or("`--ranks` needs a number of ranks")?;
+                options.ranks = match value.parse() {
+                    Ok(ranks) if ranks > 0 => Some(ranks),
+                    _ => return Err(format!("`--ranks {value}`: expected at least 1 rank")),
+                };
             }
             "-h" | "--help" => return Err(String::new()),
             source if options.source.is_empty() => options.source = source.to_owned(),
@@ -146,8 +159,11 @@ fn explain(options: &Options) -> Result<String, String> {
     if !legend.is_empty() {
         out.push_str(&format!("\nscalars:\n{legend}"));
     }
-    if !options.extents.is_empty() {
+    if !options.extents.is_empty() || options.ranks.is_some() {
         out.push_str(&cost_report(&trace.plan, &options.extents)?);
+    }
+    if let Some(ranks) = options.ranks {
+        out.push_str(&distributed_report(&trace.plan, &options.extents, ranks));
     }
     if let Some(real) = options.cuda {
         for (s, steps) in cuda::modules(&trace.plan, real).iter().enumerate() {
@@ -244,6 +260,113 @@ fn cost_report(plan: &lower::Plan, extents: &HashMap<String, usize>) -> Result<S
     Ok(out)
 }
 
+/// How each step runs over distributed tensors on `ranks` ranks, every tensor spread as a
+/// `let` spreads it (`Distribution::spread`), by the backend's own planner. Every index has an
+/// extent (`cost_report` checked).
+fn distributed_report(
+    plan: &lower::Plan,
+    extents: &HashMap<String, usize>,
+    ranks: usize,
+) -> String {
+    use tensor_dsl_compiler::ir::Slot;
+    use tensor_dsl_runtime::__private::Axis;
+    use tensor_dsl_runtime::dist::plan::{plan as plan_step, Placed};
+    use tensor_dsl_runtime::dist::Distribution;
+
+    let mut out = format!(
+        "\ndistributed over {ranks} ranks (every tensor spread as a `let` spreads it; a fixed \
+         position's axis counted as extent 1):\n"
+    );
+    for (s, statement_plan) in plan.statements.iter().enumerate() {
+        let statement = &plan.program.statements[statement_plan.statement];
+        for (k, step) in statement_plan.steps.iter().enumerate() {
+            let loops: Vec<_> = statement.lhs_vars().chain(&step.reduction).collect();
+            let extent = |name: &str| extents.get(name).copied().unwrap_or(1);
+            let loop_extents: Vec<usize> = loops.iter().map(|var| extent(&var.name)).collect();
+            let layout = |slots: &[Slot]| -> (Vec<usize>, Vec<Axis>) {
+                slots
+                    .iter()
+                    .map(|slot| match slot {
+                        Slot::Var(var) => {
+                            let at = loops.iter().position(|l| *l == var).unwrap_or(0);
+                            (extent(&var.name), Axis::Loop(at))
+                        }
+                        Slot::Fixed(_) => (1, Axis::Fixed(0)),
+                    })
+                    .unzip()
+            };
+            let mut names = Vec::new();
+            let mut layouts = Vec::new();
+            for term in &step.terms {
+                term.expr.visit_accesses(&mut |access| {
+                    names.push(access.name.clone());
+                    layouts.push(layout(&access.slots));
+                });
+            }
+            let (target_shape, target_axes) = layout(&statement.lhs);
+            let distributions: Vec<Distribution> = layouts
+                .iter()
+                .map(|(shape, _)| Distribution::spread(shape.len(), ranks))
+                .collect();
+            let target_distribution = Distribution::spread(target_shape.len(), ranks);
+            let operands: Vec<Placed<'_>> = layouts
+                .iter()
+                .zip(&distributions)
+                .map(|((shape, axes), distribution)| Placed {
+                    shape,
+                    distribution,
+                    axes,
+                })
+                .collect();
+            let target = (!statement.lhs.is_empty()).then(|| Placed {
+                shape: &target_shape,
+                distribution: &target_distribution,
+                axes: &target_axes,
+            });
+            let n_out = statement.lhs_vars().count();
+            let chosen = plan_step(target, &operands, &loop_extents, n_out, ranks);
+            let split: Vec<String> = loops
+                .iter()
+                .zip(chosen.split.loops())
+                .map(|(var, axis)| match axis {
+                    Some(g) => format!(
+                        "{} in blocks over grid axis {g} ({} ranks)",
+                        var.name,
+                        chosen.split.grid()[*g]
+                    ),
+                    None => format!("{} whole", var.name),
+                })
+                .collect();
+            out.push_str(&format!(
+                "  statement {s}, step {k}: on a {:?} grid, {}\n",
+                chosen.split.grid(),
+                split.join(", ")
+            ));
+            for (name, moved) in names.iter().zip(&chosen.moves) {
+                match moved {
+                    Some(to) => out.push_str(&format!(
+                        "    {name} moves (one all-to-all) to {:?} over {:?}\n",
+                        to.splits(),
+                        to.grid()
+                    )),
+                    None => out.push_str(&format!("    {name} stays where it is\n")),
+                }
+            }
+            out.push_str(if chosen.direct {
+                "    each rank writes its own block of the target (owner computes)\n"
+            } else {
+                "    each rank computes partial results, summed into the target's holders by one all-to-all\n"
+            });
+            out.push_str(&format!(
+                "    moves and sums fill at most {} elements of a rank's blocks, its own part included ({} bytes as f64)\n",
+                chosen.received,
+                chosen.received * 8
+            ));
+        }
+    }
+    out
+}
+
 /// The expansion as the body of a function, so it pretty-prints as a file.
 fn quote_fn(body: TokenStream) -> TokenStream {
     let mut tokens: TokenStream = "fn expansion()".parse().expect("valid tokens");
@@ -285,6 +408,7 @@ mod tests {
             extents: extents.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
             optimize: true,
             cuda: None,
+            ranks: None,
         }
     }
 
@@ -361,6 +485,41 @@ mod tests {
             report.contains("statement 0: #0 = - (n) (a powi exponent)"),
             "{report}"
         );
+    }
+
+    #[test]
+    fn distributed_plans_follow_the_backend() {
+        // On a 2 × 2 grid: c's blocks are written where they are; a's rows and b's columns
+        // are gathered, (mk + kn)/2 elements a rank, SUMMA's volume.
+        let gemm = Options {
+            ranks: Some(4),
+            ..options(
+                "let c[i, j] = a[i, k] * b[k, j];",
+                &[("i", 64), ("j", 32), ("k", 16)],
+            )
+        };
+        let report = explain(&gemm).expect("valid input");
+        assert!(
+            report.contains("on a [2, 2] grid, i in blocks over grid axis 0 (2 ranks), j in blocks over grid axis 1 (2 ranks), k whole"),
+            "{report}"
+        );
+        assert!(
+            report.contains("each rank writes its own block of the target"),
+            "{report}"
+        );
+        let received = (64 * 16 + 16 * 32) / 2;
+        assert!(
+            report.contains(&format!("fill at most {received} elements")),
+            "{report}"
+        );
+        // A scalar: partial sums, one element each.
+        let scalar = Options {
+            ranks: Some(2),
+            ..options("let s = x[i, j] * y[i, j];", &[("i", 10), ("j", 6)])
+        };
+        let report = explain(&scalar).expect("valid input");
+        assert!(report.contains("partial results"), "{report}");
+        assert!(report.contains("x stays where it is"), "{report}");
     }
 
     #[test]

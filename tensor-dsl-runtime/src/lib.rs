@@ -19,8 +19,9 @@
 //!
 //! Four rooms, each importing only those before it: `tensor` (what users hold), `operand`
 //! (what generated code sees of any tensor), `exec` (the `Step` proof, the engines and the
-//! `Backend` trait), `cuda` (a device backend, feature `cuda`), `dist` (distributed tensors,
-//! feature `mpi`); `__private` re-exports what
+//! `Backend` trait), `cuda` (a device backend, feature `cuda`), `dist` (distributed tensors:
+//! their layouts and plans always, the tensors themselves with feature `mpi`); `__private`
+//! re-exports what
 //! generated code names, and [`checks`] names, publicly, what its compile-time checks are
 //! made of.
 
@@ -28,7 +29,6 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
-#[cfg(feature = "mpi")]
 pub mod dist;
 mod element;
 mod error;

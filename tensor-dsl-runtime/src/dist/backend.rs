@@ -18,7 +18,8 @@ use crate::operand::access::{
 use crate::operand::array::LetResult;
 use crate::tensor::{Tensor, TensorView};
 
-use super::layout::{block_range, chunk, for_each_index, Distribution, Split};
+use super::layout::{chunk, for_each_index, Distribution, Split};
+use super::plan::{coordinates, plan, rank_at, LoopSplit, Placed, StepPlan};
 use super::tensor::DistTensor;
 use super::world::World;
 
@@ -57,117 +58,10 @@ struct Read<'a, T: Element> {
     _borrow: PhantomData<&'a DistTensor<T>>,
 }
 
-/// How a step's loops are spread over a process grid: per loop, the grid axis it is split over
-/// in consecutive blocks, if any.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct LoopSplit {
-    grid: Vec<usize>,
-    loops: Vec<Option<usize>>,
-}
-
-impl LoopSplit {
-    /// The loops split as a tensor of `distribution` read through `axes` splits them (block
-    /// and block-cyclic axes both become blocks; a loop on two axes takes the first's).
-    fn of(distribution: &Distribution, axes: &[Axis], loops: usize) -> Self {
-        let grid = distribution.grid().to_vec();
-        let mut split = vec![None; loops];
-        let mut used = vec![false; grid.len()];
-        for (axis, &a) in axes.iter().enumerate() {
-            let (Axis::Loop(var), Split::Block(g) | Split::Cyclic(g, _)) =
-                (a, distribution.splits()[axis])
-            else {
-                continue;
-            };
-            if split[var].is_none() && !used[g] {
-                split[var] = Some(g);
-                used[g] = true;
-            }
-        }
-        LoopSplit { grid, loops: split }
-    }
-
-    /// The distribution a tensor read through `axes` needs for each rank to hold what its
-    /// share of the loops reads: the first axis over each split loop split alike, the others
-    /// whole (so fixed positions and diagonals index global extents).
-    fn induced(&self, axes: &[Axis]) -> Distribution {
-        let mut taken = vec![false; self.loops.len()];
-        let splits: Vec<Split> = axes
-            .iter()
-            .map(|&axis| match axis {
-                Axis::Loop(var) if !std::mem::replace(&mut taken[var], true) => {
-                    self.loops[var].map_or(Split::Whole, Split::Block)
-                }
-                _ => Split::Whole,
-            })
-            .collect();
-        Distribution::new(&self.grid, &splits).expect("one grid axis per loop")
-    }
-
-    /// The grid axes no loop is split over.
-    fn unused(&self) -> Vec<usize> {
-        (0..self.grid.len())
-            .filter(|g| !self.loops.contains(&Some(*g)))
-            .collect()
-    }
-
-    /// `rank`'s range of each loop.
-    fn ranges(&self, extents: &[usize], rank: usize) -> Vec<std::ops::Range<usize>> {
-        let coordinates = coordinates(&self.grid, rank);
-        self.loops
-            .iter()
-            .zip(extents)
-            .map(|(split, &n)| match *split {
-                Some(g) => block_range(n, self.grid[g], coordinates[g]),
-                None => 0..n,
-            })
-            .collect()
-    }
-}
-
-fn coordinates(grid: &[usize], rank: usize) -> Vec<usize> {
-    let mut rest = rank;
-    let mut coordinates = vec![0; grid.len()];
-    for (c, &p) in coordinates.iter_mut().zip(grid).rev() {
-        *c = rest % p;
-        rest /= p;
-    }
-    coordinates
-}
-
-fn rank_at(grid: &[usize], coordinates: &[usize]) -> usize {
-    coordinates
-        .iter()
-        .zip(grid)
-        .fold(0, |rank, (&c, &p)| rank * p + c)
-}
-
-/// The elements each rank holds of a tensor of `shape` spread by `distribution`, the same on
-/// every rank (the largest block): what a move into it costs a rank at most.
-fn per_rank(distribution: &Distribution, shape: &[usize]) -> usize {
-    shape
-        .iter()
-        .zip(distribution.splits())
-        .map(|(&n, split)| match *split {
-            Split::Whole => n,
-            Split::Block(g) | Split::Cyclic(g, _) => chunk(n, distribution.grid()[g]).min(n),
-        })
-        .product()
-}
-
 /// A distributed tensor's global shape and distribution, read once before anything moves.
 struct Layout {
     shape: Vec<usize>,
     distribution: Distribution,
-}
-
-/// How a step runs, chosen the same on every rank.
-struct Choice {
-    split: LoopSplit,
-    /// Per operand: the distribution to move it into, if it is not in it already.
-    moves: Vec<Option<Distribution>>,
-    /// The loops' split writes the target's blocks directly (owner computes); otherwise each
-    /// rank computes a partial result and one all-to-all sums it into the target's holders.
-    direct: bool,
 }
 
 impl<'a, T: Element, const L: usize, const N: usize> DistStep<'a, T, L, N> {
@@ -216,69 +110,24 @@ impl<'a, T: Element, const L: usize, const N: usize> DistStep<'a, T, L, N> {
         unsafe { &*self.operands[k].tensor }
     }
 
-    /// The loops' split with the fewest elements moved per rank: the target's (owner
-    /// computes), or an operand's (moving the others to it, and summing partial results).
-    fn choose(&self, target: Option<&Layout>, ranks: usize) -> Choice {
-        let mut candidates: Vec<LoopSplit> = Vec::new();
-        if let Some(target) = target {
-            candidates.push(LoopSplit::of(&target.distribution, self.target_axes, L));
-        }
-        for k in 0..N {
-            let candidate = LoopSplit::of(self.operand(k).distribution(), self.operands[k].axes, L);
-            if !candidates.contains(&candidate) {
-                candidates.push(candidate);
-            }
-        }
-        if candidates.is_empty() {
-            candidates.push(LoopSplit {
-                grid: vec![ranks],
-                loops: vec![None; L],
-            });
-        }
-        let repeated_target_loop = (1..self.target_axes.len())
-            .any(|a| self.target_axes[..a].contains(&self.target_axes[a]));
-        let mut best: Option<(usize, Choice)> = None;
-        for split in candidates {
-            let mut cost = 0;
-            let moves: Vec<Option<Distribution>> = (0..N)
-                .map(|k| {
-                    let operand = self.operand(k);
-                    let wanted = split.induced(self.operands[k].axes);
-                    (wanted != *operand.distribution()).then(|| {
-                        cost += per_rank(&wanted, operand.shape());
-                        wanted
-                    })
-                })
-                .collect();
-            let summed_split = split.loops[self.n_out..].iter().any(Option::is_some);
-            let direct = !summed_split
-                && match target {
-                    Some(target) => {
-                        !repeated_target_loop
-                            && split.induced(self.target_axes) == target.distribution
-                    }
-                    None => true,
-                };
-            if !direct {
-                let partial: usize = (0..self.n_out)
-                    .map(|v| match split.loops[v] {
-                        Some(g) => chunk(self.extents[v], split.grid[g]).min(self.extents[v]),
-                        None => self.extents[v],
-                    })
-                    .product();
-                let written = target.map_or(1, |t| per_rank(&t.distribution, &t.shape));
-                cost += partial + written;
-            }
-            let choice = Choice {
-                split,
-                moves,
-                direct,
-            };
-            if best.as_ref().is_none_or(|(least, _)| cost < *least) {
-                best = Some((cost, choice));
-            }
-        }
-        best.expect("at least one candidate").1
+    /// How the step runs (see `plan::plan`).
+    fn choose(&self, target: Option<&Layout>, ranks: usize) -> StepPlan {
+        let target = target.map(|t| Placed {
+            shape: &t.shape,
+            distribution: &t.distribution,
+            axes: self.target_axes,
+        });
+        let operands: Vec<Placed<'_>> = (0..N)
+            .map(|k| {
+                let operand = self.operand(k);
+                Placed {
+                    shape: operand.shape(),
+                    distribution: operand.distribution(),
+                    axes: self.operands[k].axes,
+                }
+            })
+            .collect();
+        plan(target, &operands, &self.extents, self.n_out, ranks)
     }
 }
 

@@ -234,6 +234,7 @@ impl Distribution {
 
 /// Per-axis tables for moving whole blocks without per-element searches (see
 /// `DistTensor::redistribute`).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 impl Distribution {
     /// Row-major strides of the grid: a rank is Σ coordinate × stride.
     fn grid_strides(&self) -> Vec<usize> {
@@ -311,6 +312,7 @@ pub(crate) fn flat(shape: &[usize], index: &[usize]) -> usize {
 }
 
 /// Calls `f` with every index of `shape`, in row-major order.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
     if shape.contains(&0) {
         return;
@@ -339,6 +341,7 @@ pub(crate) fn chunk(n: usize, p: usize) -> usize {
 }
 
 /// The global indices part `q` of `p` holds of a [`Split::Block`] axis of `n`.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn block_range(n: usize, p: usize, q: usize) -> std::ops::Range<usize> {
     let c = chunk(n, p);
     let start = (q * c).min(n);
