@@ -147,6 +147,7 @@ fn checks() {
     check_type::<i64>(&world);
     check_type::<c64>(&world);
     statements(&world);
+    other_types(&world);
     traffic(&world);
     errors(&world);
     // A root tensor of another shape than every rank names: an error on every rank.
@@ -423,4 +424,30 @@ fn errors(world: &World) {
 /// The rows of the most nearly square grid of `p` ranks (`Distribution::spread`'s).
 fn grid_rows(p: usize) -> usize {
     Distribution::spread(2, p).grid()[0]
+}
+
+/// Complex and integer statements: a conjugated product into a cyclic target, and an
+/// integer sum over a split index (partial sums), exactly as on one process.
+fn other_types(world: &World) {
+    let p = world.size();
+    let rows = Distribution::rows(2, p);
+    let cyclic = Distribution::new(&[p], &[Split::Cyclic(0, 2), Split::Whole]).unwrap();
+    let a = DistTensor::from_fn(world, &[9, 5], rows.clone(), c64::at).unwrap();
+    let b = DistTensor::from_fn(world, &[9, 7], Distribution::spread(2, p), c64::at).unwrap();
+    let wa = Tensor::from_fn([9, 5], |g| c64::at(g));
+    let wb = Tensor::from_fn([9, 7], |g| c64::at(g));
+    let mut c = DistTensor::<c64>::zeros(world, &[5, 7], cyclic).unwrap();
+    tensor! { c[i, j] = conj(a[k, i]) * b[k, j]; }
+    tensor! { let wc[i, j] = conj(wa[k, i]) * wb[k, j]; }
+    if let Some(got) = c.gather_to_root(0) {
+        assert_eq!(got, wc, "complex conjugated product");
+    }
+    let x = DistTensor::from_fn(world, &[11, 4], rows, i64::at).unwrap();
+    let wx = Tensor::from_fn([11, 4], |g| i64::at(g));
+    tensor! { let s[j] = 3 * x[i, j]; let total = x[i, j] * x[i, j]; }
+    tensor! { let ws[j] = 3 * wx[i, j]; let wtotal = wx[i, j] * wx[i, j]; }
+    assert_eq!(total, wtotal, "integer scalar");
+    if let Some(got) = s.gather_to_root(0) {
+        assert_eq!(got, ws, "integer column sums");
+    }
 }
