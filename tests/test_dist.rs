@@ -434,8 +434,8 @@ fn other_types(world: &World) {
     let cyclic = Distribution::new(&[p], &[Split::Cyclic(0, 2), Split::Whole]).unwrap();
     let a = DistTensor::from_fn(world, &[9, 5], rows.clone(), c64::at).unwrap();
     let b = DistTensor::from_fn(world, &[9, 7], Distribution::spread(2, p), c64::at).unwrap();
-    let wa = Tensor::from_fn([9, 5], |g| c64::at(g));
-    let wb = Tensor::from_fn([9, 7], |g| c64::at(g));
+    let wa = Tensor::from_fn([9, 5], c64::at);
+    let wb = Tensor::from_fn([9, 7], c64::at);
     let mut c = DistTensor::<c64>::zeros(world, &[5, 7], cyclic).unwrap();
     tensor! { c[i, j] = conj(a[k, i]) * b[k, j]; }
     tensor! { let wc[i, j] = conj(wa[k, i]) * wb[k, j]; }
@@ -443,7 +443,7 @@ fn other_types(world: &World) {
         assert_eq!(got, wc, "complex conjugated product");
     }
     let x = DistTensor::from_fn(world, &[11, 4], rows, i64::at).unwrap();
-    let wx = Tensor::from_fn([11, 4], |g| i64::at(g));
+    let wx = Tensor::from_fn([11, 4], i64::at);
     tensor! { let s[j] = 3 * x[i, j]; let total = x[i, j] * x[i, j]; }
     tensor! { let ws[j] = 3 * wx[i, j]; let wtotal = wx[i, j] * wx[i, j]; }
     assert_eq!(total, wtotal, "integer scalar");
