@@ -12,7 +12,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-use tensor_dsl::dist::{mpi, DistTensor, Distribution, World};
+use tensor_dsl::dist::{mpi, DistTensor, Distribution, Split, World};
 use tensor_dsl::{tensor, Tensor};
 
 const ROLE: &str = "TDSL_MPI_ROLE";
@@ -69,6 +69,12 @@ fn main() {
     }
     println!("| workload | ranks | time | efficiency | bytes sent by rank 0 | SUMMA's formula |");
     println!("| --- | --- | --- | --- | --- | --- |");
+    for (p, measured) in &rows {
+        for m in measured.iter().filter(|m| m.name.starts_with("gemm-2048-")) {
+            println!("{p} ranks, {}: {:.1} ms", m.name, m.seconds * 1e3);
+        }
+    }
+    println!();
     for (name, base) in &single {
         println!("| {name} | single process | {:.1} ms | | | |", base * 1e3);
         for (p, measured) in &rows {
@@ -134,6 +140,17 @@ fn ranks() {
     let t = best(&world, || tensor! { c[i, j] = a[i, k] * b[k, j]; });
     let bytes = (world.traffic().bytes - before.bytes) as f64 / 5.0;
     report("gemm-2048", t, bytes, summa_bytes(spread.grid(), n, n, n));
+    // Where its time goes: A's move alone, and each rank's share of the product alone.
+    let rows = Distribution::new(spread.grid(), &[spread.splits()[0], Split::Whole]).unwrap();
+    let t = best(&world, || drop(a.redistribute(rows.clone()).unwrap()));
+    report("gemm-2048-move-of-a", t, 0.0, 0.0);
+    let cols = n.div_ceil(spread.grid()[1]);
+    let rows_here = n.div_ceil(spread.grid()[0]);
+    let la = Tensor::from_fn([rows_here, n], value);
+    let lb = Tensor::from_fn([n, cols], value);
+    let mut lc = Tensor::<f64>::zeros([rows_here, cols]);
+    let t = best(&world, || tensor! { lc[i, j] = la[i, k] * lb[k, j]; });
+    report("gemm-2048-local-share", t, 0.0, 0.0);
     drop((a, b, c));
     // The seed contraction.
     let (ni, nk, nl) = (2048, 64, 32);

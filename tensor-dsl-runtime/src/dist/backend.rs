@@ -18,7 +18,7 @@ use crate::operand::access::{
 use crate::operand::array::LetResult;
 use crate::tensor::{Tensor, TensorView};
 
-use super::layout::{chunk, for_each_index, Distribution, Split};
+use super::layout::{chunk, for_each_index, Distribution};
 use super::plan::{coordinates, plan, rank_at, LoopSplit, Placed, StepPlan};
 use super::tensor::DistTensor;
 use super::world::World;
@@ -171,8 +171,8 @@ impl Distributed {
             let mut view = tensor.local().view();
             let distribution = tensor.distribution();
             for (axis, &a) in step.operands[k].axes.iter().enumerate() {
-                if let (Axis::Loop(var), Split::Whole) = (a, distribution.splits()[axis]) {
-                    if choice.split.loops[var].is_some() {
+                if let Axis::Loop(var) = a {
+                    if !distribution.splits_axis(axis) && choice.split.loops[var].is_some() {
                         view = view.slice_axis(axis, ranges[var].clone());
                     }
                 }

@@ -118,6 +118,39 @@ impl Distribution {
         }
     }
 
+    /// Whether tensor axis `axis` is split over more than one rank (a split over a grid axis
+    /// of one rank holds the whole axis, as `Split::Whole` does).
+    pub fn splits_axis(&self, axis: usize) -> bool {
+        match self.splits[axis] {
+            Split::Whole => false,
+            Split::Block(g) | Split::Cyclic(g, _) => self.grid[g] > 1,
+        }
+    }
+
+    /// Whether every rank holds the same elements, in the same order, under both
+    /// distributions (grid axes of one rank, and splits over them, make no difference).
+    pub fn holds_like(&self, other: &Distribution) -> bool {
+        self.normalized() == other.normalized()
+    }
+
+    /// The grid without its axes of one rank, and the splits renumbered to it (a split over
+    /// an axis of one rank is whole; a block-cyclic split whose blocks are as large as the
+    /// tensor's share is not normalised).
+    fn normalized(&self) -> (Vec<usize>, Vec<Split>) {
+        let kept: Vec<usize> = (0..self.grid.len()).filter(|&g| self.grid[g] > 1).collect();
+        let renumber = |g: usize| kept.iter().position(|&k| k == g);
+        let splits = self
+            .splits
+            .iter()
+            .map(|split| match *split {
+                Split::Whole => Split::Whole,
+                Split::Block(g) => renumber(g).map_or(Split::Whole, Split::Block),
+                Split::Cyclic(g, b) => renumber(g).map_or(Split::Whole, |h| Split::Cyclic(h, b)),
+            })
+            .collect();
+        (kept.iter().map(|&g| self.grid[g]).collect(), splits)
+    }
+
     /// The process grid.
     pub fn grid(&self) -> &[usize] {
         &self.grid

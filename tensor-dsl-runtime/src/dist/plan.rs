@@ -29,7 +29,8 @@ impl LoopSplit {
             else {
                 continue;
             };
-            if split[var].is_none() && !used[g] {
+            // A grid axis of one rank splits nothing.
+            if split[var].is_none() && !used[g] && grid[g] > 1 {
                 split[var] = Some(g);
                 used[g] = true;
             }
@@ -180,7 +181,7 @@ pub fn plan(
             .iter()
             .map(|operand| {
                 let wanted = split.induced(operand.axes);
-                (wanted != *operand.distribution).then(|| {
+                (!wanted.holds_like(operand.distribution)).then(|| {
                     received += per_rank(&wanted, operand.shape);
                     wanted
                 })
@@ -190,7 +191,8 @@ pub fn plan(
         let direct = !summed_split
             && match target {
                 Some(target) => {
-                    !repeated_target_loop && split.induced(target.axes) == *target.distribution
+                    !repeated_target_loop
+                        && split.induced(target.axes).holds_like(target.distribution)
                 }
                 None => true,
             };

@@ -209,8 +209,9 @@ impl<T: Element> DistTensor<T> {
 
     /// The same tensor spread by `to`: collective, one all-to-all in which each rank sends
     /// every element another rank's new block needs, from the element's primary holder.
-    /// Both sides walk their blocks once, in global row-major order, with per-axis tables of
-    /// which rank holds each index (no search per element).
+    /// Both sides walk their blocks once, in global row-major order, a row at a time, with
+    /// per-axis tables of which rank holds each index: runs of a row bound for one rank move
+    /// as slices.
     pub fn redistribute(&self, to: Distribution) -> Result<DistTensor<T>, DistError> {
         check(&self.world, &self.shape, &to)?;
         let (rank, ranks) = (self.world.rank(), self.world.size());
@@ -218,19 +219,35 @@ impl<T: Element> DistTensor<T> {
         let from = &self.distribution;
         // Sent: this rank's block, in order, to every holder under `to`, if this rank is the
         // element's primary holder under `from`.
-        let mut send = vec![Vec::new(); ranks];
+        // Written straight into one buffer in rank order: counted first, by runs.
+        let mut counts = vec![0; ranks];
+        let mut send = Vec::new();
         if from.is_primary(rank) {
             let globals = from.block_globals(shape, rank);
             let shares: Vec<Vec<usize>> = (0..shape.len())
                 .map(|axis| to.rank_shares(shape, axis, &globals[axis]))
                 .collect();
             let replicas = to.replica_offsets();
-            let mut values = self.local.as_slice().iter();
-            for_each_index(&from.local_shape(shape, rank), |index| {
-                let value = *values.next().expect("one value per index");
-                let primary: usize = index.iter().zip(&shares).map(|(&i, s)| s[i]).sum();
-                for &replica in &replicas {
-                    send[primary + replica].push(value);
+            let block_shape = from.local_shape(shape, rank);
+            let rows = Rows::new(&block_shape, &shares);
+            rows.for_each(|_, base, runs| {
+                for &(_, len, share) in runs {
+                    for &replica in &replicas {
+                        counts[base + share + replica] += len;
+                    }
+                }
+            });
+            let mut next: Vec<usize> = starts(&counts);
+            send = vec![T::ZERO; counts.iter().sum()];
+            let local = self.local.as_slice();
+            rows.for_each(|at, base, runs| {
+                for &(start, len, share) in runs {
+                    let values = &local[at + start..at + start + len];
+                    for &replica in &replicas {
+                        let to = &mut next[base + share + replica];
+                        send[*to..*to + len].copy_from_slice(values);
+                        *to += len;
+                    }
                 }
             });
         }
@@ -241,31 +258,25 @@ impl<T: Element> DistTensor<T> {
         let shares: Vec<Vec<usize>> = (0..shape.len())
             .map(|axis| from.rank_shares(shape, axis, &globals[axis]))
             .collect();
-        let mut sources = Vec::with_capacity(new_shape.iter().product());
+        let rows = Rows::new(&new_shape, &shares);
         let mut receive = vec![0; ranks];
-        for_each_index(&new_shape, |index| {
-            let source: usize = index.iter().zip(&shares).map(|(&i, s)| s[i]).sum();
-            receive[source] += 1;
-            sources.push(source);
+        rows.for_each(|_, base, runs| {
+            for &(_, len, share) in runs {
+                receive[base + share] += len;
+            }
         });
-        let received = self.world.all_to_all(&send, &receive);
-        let starts: Vec<usize> = receive
-            .iter()
-            .scan(0, |at, &n| {
-                let start = *at;
-                *at += n;
-                Some(start)
-            })
-            .collect();
-        let mut next = starts;
-        let values = sources
-            .into_iter()
-            .map(|source| {
-                let value = received[next[source]];
-                next[source] += 1;
-                value
-            })
-            .collect();
+        let received = self.world.all_to_all_flat(&send, &counts, &receive);
+        drop(send);
+        let mut next = starts(&receive);
+        let mut values = vec![T::ZERO; new_shape.iter().product()];
+        rows.for_each(|at, base, runs| {
+            for &(start, len, share) in runs {
+                let source = base + share;
+                values[at + start..at + start + len]
+                    .copy_from_slice(&received[next[source]..next[source] + len]);
+                next[source] += len;
+            }
+        });
         let local =
             Tensor::from_shape_vec(new_shape.as_slice(), values).expect("one value per element");
         Ok(DistTensor::new(&self.world, shape, to, local))
@@ -337,5 +348,64 @@ impl<T: Element> DistTensor<T> {
     pub fn global_index(&self, local: &[usize]) -> Vec<usize> {
         self.distribution
             .global_index(&self.shape, self.world.rank(), local)
+    }
+}
+
+/// Where each rank's part starts in a buffer of parts of `counts` elements, in rank order.
+fn starts(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |at, &n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect()
+}
+
+/// A block walked a row (its last axis) at a time, for moves: per row, its flat start, the
+/// rank share of its leading indices, and the runs of its last axis with one share each.
+struct Rows<'s> {
+    shape: &'s [usize],
+    shares: &'s [Vec<usize>],
+    /// `(start, length, share)` along the last axis.
+    runs: Vec<(usize, usize, usize)>,
+}
+
+impl<'s> Rows<'s> {
+    fn new(shape: &'s [usize], shares: &'s [Vec<usize>]) -> Self {
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        if let Some(last) = shares.last() {
+            for (position, &share) in last.iter().enumerate() {
+                match runs.last_mut() {
+                    Some((_, len, s)) if *s == share => *len += 1,
+                    _ => runs.push((position, 1, share)),
+                }
+            }
+        } else {
+            // A tensor of no axes: one element, one run.
+            runs.push((0, 1, 0));
+        }
+        Rows {
+            shape,
+            shares,
+            runs,
+        }
+    }
+
+    /// Calls `f(flat start, share of the leading indices, runs)` for every row, in order.
+    fn for_each(&self, mut f: impl FnMut(usize, usize, &[(usize, usize, usize)])) {
+        let Some((&row_len, leading)) = self.shape.split_last() else {
+            return f(0, 0, &self.runs);
+        };
+        if row_len == 0 {
+            return;
+        }
+        let mut at = 0;
+        for_each_index(leading, |index| {
+            let base: usize = index.iter().zip(self.shares).map(|(&i, s)| s[i]).sum();
+            f(at, base, &self.runs);
+            at += row_len;
+        });
     }
 }

@@ -132,24 +132,34 @@ impl World {
     /// Every rank sends `send[d]` to rank `d` and receives `receive[s]` elements from rank
     /// `s` (counts both sides agree on), concatenated in rank order.
     pub(crate) fn all_to_all<T: Element>(&self, send: &[Vec<T>], receive: &[usize]) -> Vec<T> {
+        let counts: Vec<usize> = send.iter().map(Vec::len).collect();
+        self.all_to_all_flat(&send.concat(), &counts, receive)
+    }
+
+    /// [`all_to_all`](Self::all_to_all) with what is sent already concatenated in rank
+    /// order, `counts[d]` elements for rank `d`: received straight into the returned
+    /// elements, with no copy on either side but MPI's own.
+    pub(crate) fn all_to_all_flat<T: Element>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        receive: &[usize],
+    ) -> Vec<T> {
         let size = std::mem::size_of::<T>();
-        let send_counts: Vec<usize> = send.iter().map(|part| part.len() * size).collect();
+        let send_counts: Vec<usize> = counts.iter().map(|&n| n * size).collect();
         self.count(send_counts.iter().copied().enumerate());
-        let flat: Vec<T> = send.concat();
-        let received = {
-            let send_counts = to_int(&send_counts);
-            let send_displs = displacements(&send_counts);
-            let receive_counts = to_int(&receive.iter().map(|&n| n * size).collect::<Vec<_>>());
-            let receive_displs = displacements(&receive_counts);
-            let total: usize = receive.iter().sum();
-            let mut out = receive_buffer(total * size);
-            let sent = Partition::new(as_bytes(&flat), &send_counts[..], &send_displs[..]);
-            let mut into =
-                PartitionMut::new(&mut out[..], &receive_counts[..], &receive_displs[..]);
+        let send_counts = to_int(&send_counts);
+        let send_displs = displacements(&send_counts);
+        let receive_counts = to_int(&receive.iter().map(|&n| n * size).collect::<Vec<_>>());
+        let receive_displs = displacements(&receive_counts);
+        let mut out = receive_values::<T>(receive.iter().sum());
+        {
+            let sent = Partition::new(as_bytes(send), &send_counts[..], &send_displs[..]);
+            let bytes = as_bytes_mut(&mut out);
+            let mut into = PartitionMut::new(bytes, &receive_counts[..], &receive_displs[..]);
             self.0.comm.all_to_all_varcount_into(&sent, &mut into);
-            out
-        };
-        from_bytes(&received)
+        }
+        out
     }
 
     /// Every rank sends `send` to `root`, which receives `counts[s]` elements from rank `s`,
@@ -249,6 +259,29 @@ fn receive_buffer(len: usize) -> Vec<u8> {
     buffer
 }
 
+/// `len` zeros to receive into, at a real allocation even when `len` is 0 (see
+/// [`receive_buffer`]).
+fn receive_values<T: Element>(len: usize) -> Vec<T> {
+    let mut values = Vec::with_capacity(len.max(1));
+    values.resize(len, T::ZERO);
+    values
+}
+
+/// The bytes of `values`, to receive into.
+fn as_bytes_mut<T: Element>(values: &mut [T]) -> &mut [u8] {
+    // SAFETY: `T` is plain data without padding (see `as_bytes`) and every bit pattern is a
+    // valid value of each `Element` type (floats, integers and pairs of floats), so any bytes
+    // written through this view leave valid values; the view covers exactly the values'
+    // memory, borrowed mutably for as long as it lives (a slice's pointer is non-null and
+    // aligned even when empty).
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<u8>(),
+            std::mem::size_of_val(values),
+        )
+    }
+}
+
 /// The address an empty send buffer is given (see [`receive_buffer`]).
 static EMPTY: [u8; 1] = [0];
 
@@ -267,10 +300,7 @@ fn as_bytes<T: Element>(values: &[T]) -> &[u8] {
 fn from_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
     let size = std::mem::size_of::<T>();
     assert_eq!(bytes.len() % size, 0, "whole elements");
-    bytes
-        .chunks_exact(size)
-        // SAFETY: each chunk holds `size_of::<T>()` bytes, read unaligned; every bit pattern
-        // is a valid value of each `Element` type (floats, integers and pairs of floats).
-        .map(|chunk| unsafe { chunk.as_ptr().cast::<T>().read_unaligned() })
-        .collect()
+    let mut values = vec![T::ZERO; bytes.len() / size];
+    as_bytes_mut(&mut values).copy_from_slice(bytes);
+    values
 }
