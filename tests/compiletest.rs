@@ -11,11 +11,14 @@ fn ui() {
     #[cfg(not(feature = "ndarray"))]
     cases.compile_fail("tests/ui/**/*.rs");
     // Messages that list every operand type: without optional features only.
-    #[cfg(not(any(feature = "cuda", feature = "ndarray")))]
+    #[cfg(not(any(feature = "cuda", feature = "ndarray", feature = "mpi")))]
     cases.compile_fail("tests/ui_default/**/*.rs");
     // Host and device tensors in one statement (the CUDA backend's type-level divide).
     #[cfg(feature = "cuda")]
     cases.compile_fail("tests/ui_cuda/*.rs");
+    // Host and distributed tensors in one statement.
+    #[cfg(feature = "mpi")]
+    cases.compile_fail("tests/ui_mpi/*.rs");
     // Fixed-rank ndarray arrays: their rank is checked at compile time.
     #[cfg(feature = "ndarray")]
     cases.compile_fail("tests/ui_ndarray/*.rs");

@@ -7,7 +7,7 @@ use crate::element::{c32, c64, Element, Fractional, Real};
 use crate::operand::access::{Access, TargetAccess, Witness};
 use crate::operand::extents::StaticLayout;
 
-pub use crate::exec::backend::{same_backend, OnDevice, OnHost, RunsOn};
+pub use crate::exec::backend::{same_backend, OnDevice, OnDist, OnHost, RunsOn};
 pub use crate::operand::access::{
     Operand, ReadOnlyTarget, ShapeRef, TargetOwned, TargetShared, WritableView,
 };

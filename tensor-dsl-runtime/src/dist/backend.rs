@@ -9,7 +9,7 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
-use crate::exec::backend::{Backend, OnBackend, RunsOn, StepModule};
+use crate::exec::backend::{Backend, OnBackend, OnDist, RunsOn, StepModule};
 use crate::exec::network::PlanCache;
 use crate::exec::step::{Axis, Step, TargetUse, Use};
 use crate::operand::access::{
@@ -22,9 +22,6 @@ use super::layout::{chunk, for_each_index, Distribution};
 use super::plan::{coordinates, plan, rank_at, LoopSplit, Placed, StepPlan};
 use super::tensor::DistTensor;
 use super::world::World;
-
-/// Kind of the distributed backend: the tensors it reads and writes are `DistTensor`s.
-pub struct OnDist;
 
 /// The processes of a [`World`], running each step of a statement over its `DistTensor`s.
 pub struct Distributed(pub(crate) World);

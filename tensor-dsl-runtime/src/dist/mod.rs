@@ -16,7 +16,7 @@ mod tensor;
 mod world;
 
 #[cfg(feature = "mpi")]
-pub use backend::{DistStep, Distributed, OnDist};
+pub use backend::{DistStep, Distributed};
 pub use layout::{Distribution, DistributionError, Split};
 #[cfg(feature = "mpi")]
 pub use tensor::{DistError, DistTensor};

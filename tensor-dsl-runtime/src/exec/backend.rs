@@ -86,6 +86,9 @@ pub struct OnHost;
 /// Kind of a device backend (a CUDA device or the simulator, feature `cuda`).
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub struct OnDevice;
+/// Kind of the distributed backend (`DistTensor`s over MPI, feature `mpi`).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub struct OnDist;
 
 /// Where a statement's steps run; what generated code calls for each of them.
 pub trait Backend {
@@ -263,9 +266,9 @@ impl<X: OnBackend + ?Sized> OnBackend for &mut X {
 
 /// Implemented by tensors whose backend is of kind `K`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not in the memory this statement runs on: a `tensor!` statement reads and writes either host tensors or `CudaTensor`s, not both",
-    label = "on the other side of the host/device divide from the statement's first tensor",
-    note = "copy it across first: `CudaTensor::from_host(&device, &tensor)` or `cuda_tensor.to_host()`"
+    message = "`{Self}` is not the kind of tensor this statement runs on: a `tensor!` statement reads and writes host tensors, `CudaTensor`s or `DistTensor`s, one kind only",
+    label = "another kind of tensor than the statement's first",
+    note = "move it across first: `CudaTensor::from_host(&device, &tensor)` or `cuda_tensor.to_host()`; a host tensor every rank holds alike joins distributed ones as `DistTensor::replicated(&world, &tensor)`"
 )]
 pub trait RunsOn<K> {}
 
