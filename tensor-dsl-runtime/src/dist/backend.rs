@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 
 use crate::element::Element;
 use crate::exec::backend::{Backend, OnBackend, OnDist, RunsOn, StepModule};
-use crate::exec::network::PlanCache;
+use crate::exec::network::{planned_pairs, PlanCache, PlannedPair};
 use crate::exec::step::{Axis, Step, TargetUse, Use};
 use crate::operand::access::{
     Access, Memory, Mode, Operand, RawAccess, ShapeRef, TargetAccess, TargetOwned, Witness,
@@ -570,9 +570,157 @@ impl Backend for Distributed {
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        self.run(step, "product", |local| {
-            crate::exec::network::contract_network(local, conj, cache)
-        });
+        match step.pairs() {
+            Some(pairs) => self.run_pairs(step, conj, &pairs),
+            None => self.run(step, "product", |local| {
+                crate::exec::network::contract_network(local, conj, cache)
+            }),
+        }
+    }
+}
+
+impl<T: Element, const L: usize, const N: usize> DistStep<'_, T, L, N> {
+    /// The loops each factor uses (bit masks).
+    fn masks(&self) -> Vec<u64> {
+        self.operands
+            .iter()
+            .map(|operand| {
+                operand.axes.iter().fold(0u64, |mask, axis| match *axis {
+                    Axis::Loop(var) => mask | 1 << var,
+                    Axis::Fixed(_) => mask,
+                })
+            })
+            .collect()
+    }
+
+    /// The pairwise contractions a product of three or more runs as (the host planner's
+    /// order for these extents), where it can: something to compute, a target whose points are
+    /// distinct, no factor read in place (as on the host).
+    fn pairs(&self) -> Option<Vec<PlannedPair>> {
+        let target = match self.target {
+            Written::Dist(target, _) => Some(target.cast_const()),
+            Written::Scalar(_) => None,
+        };
+        let distinct_target_loops = (1..self.target_axes.len())
+            .all(|a| !self.target_axes[..a].contains(&self.target_axes[a]));
+        if N < 3
+            || L > 64
+            || self.extents.contains(&0)
+            || !distinct_target_loops
+            || self.operands.iter().any(|o| Some(o.tensor) == target)
+        {
+            return None;
+        }
+        let out = (0..self.n_out).fold(0u64, |mask, var| mask | 1 << var);
+        let pairs = planned_pairs(&self.extents, &self.masks(), out);
+        (pairs.last().map(|pair| pair.kept) == Some(out)).then_some(pairs)
+    }
+}
+
+impl Distributed {
+    /// A product of three or more as pairwise distributed steps through distributed
+    /// temporaries (spread as `let`s are), each run by `run` as a two-operand contraction: the
+    /// last writes the step's target with its mode and α, the others a temporary.
+    #[track_caller]
+    fn run_pairs<T: Element, const L: usize, const N: usize>(
+        &self,
+        step: DistStep<'_, T, L, N>,
+        conj: [bool; N],
+        pairs: &[PlannedPair],
+    ) {
+        let ranks = self.0.size();
+        let loops_of = |mask: u64| (0..L).filter(move |&var| mask >> var & 1 == 1);
+        let mut masks = step.masks();
+        masks.extend(pairs.iter().map(|pair| pair.kept));
+        // Every temporary is made before the first contraction, and the vector is not touched
+        // again until it is dropped: the pointers below stay valid.
+        let mut temporaries: Vec<DistTensor<T>> = pairs[..pairs.len() - 1]
+            .iter()
+            .map(|pair| {
+                let shape: Vec<usize> = loops_of(pair.kept).map(|v| step.extents[v]).collect();
+                let spread = Distribution::spread(shape.len(), ranks);
+                DistTensor::zeros(&self.0, &shape, spread).expect("a distribution of the world")
+            })
+            .collect();
+        let temporary_axes: Vec<Vec<Axis>> = pairs
+            .iter()
+            .map(|pair| loops_of(pair.kept).map(Axis::Loop).collect())
+            .collect();
+        let base = temporaries.as_mut_ptr();
+        for (k, pair) in pairs.iter().enumerate() {
+            let (kept, involved) = (pair.kept, masks[pair.left] | masks[pair.right]);
+            // The pair's loops renumbered: the ones it keeps first, then the ones it sums, then
+            // the others (of extent 1).
+            let mut order: Vec<usize> = loops_of(kept).collect();
+            order.extend(loops_of(involved & !kept));
+            order.extend(loops_of(!involved));
+            let mut renumbered = [0usize; L];
+            for (new, &old) in order.iter().enumerate() {
+                renumbered[old] = new;
+            }
+            let remap = |axes: &[Axis]| -> Vec<Axis> {
+                axes.iter()
+                    .map(|&axis| match axis {
+                        Axis::Loop(var) => Axis::Loop(renumbered[var]),
+                        fixed @ Axis::Fixed(_) => fixed,
+                    })
+                    .collect()
+            };
+            let extents: [usize; L] = std::array::from_fn(|new| match involved >> order[new] & 1 {
+                1 => step.extents[order[new]],
+                _ => 1,
+            });
+            let last = k + 1 == pairs.len();
+            let (target, target_axes, mode, alpha) = match last {
+                true => (step.target, remap(step.target_axes), step.mode, step.alpha),
+                false => (
+                    // SAFETY (pointer arithmetic): `k` < the temporaries' count.
+                    Written::Dist(unsafe { base.add(k) }, PhantomData),
+                    remap(&temporary_axes[k]),
+                    Mode::Assign,
+                    T::ONE,
+                ),
+            };
+            let factor = |f: usize| -> (*const DistTensor<T>, Vec<Axis>, bool) {
+                match f < N {
+                    true => (
+                        step.operands[f].tensor,
+                        remap(step.operands[f].axes),
+                        conj[f],
+                    ),
+                    // SAFETY (pointer arithmetic): a factor past the step's own is the result
+                    // of an earlier pair, one of the temporaries.
+                    false => (
+                        unsafe { base.add(f - N) }.cast_const(),
+                        remap(&temporary_axes[f - N]),
+                        false,
+                    ),
+                }
+            };
+            let (left, right) = (factor(pair.left), factor(pair.right));
+            fn read<T: Element>(factor: &(*const DistTensor<T>, Vec<Axis>, bool)) -> Read<'_, T> {
+                Read {
+                    tensor: factor.0,
+                    axes: factor.1.as_slice(),
+                    _borrow: PhantomData,
+                }
+            }
+            let pair_step: DistStep<'_, T, L, 2> = DistStep {
+                target,
+                target_axes: &target_axes,
+                mode,
+                alpha,
+                extents,
+                n_out: kept.count_ones() as usize,
+                operands: [read(&left), read(&right)],
+            };
+            pair_step.check(self);
+            let conj = [left.2, right.2];
+            self.run(pair_step, "pairwise product", |local| {
+                crate::exec::gemm::contract(local, conj)
+            });
+        }
+        drop(temporaries);
     }
 }
 
