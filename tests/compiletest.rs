@@ -16,7 +16,7 @@ fn ui() {
     // Host and device tensors in one statement (the CUDA backend's type-level divide).
     #[cfg(feature = "cuda")]
     cases.compile_fail("tests/ui_cuda/*.rs");
-    // Host and distributed tensors in one statement.
+    // Host and distributed tensors in one statement (`.ci/run --full`).
     #[cfg(feature = "mpi")]
     cases.compile_fail("tests/ui_mpi/*.rs");
     // Fixed-rank ndarray arrays: their rank is checked at compile time.
