@@ -209,6 +209,7 @@ impl Distributed {
                     uses,
                 );
                 kernel(local);
+                moved.into_iter().flatten().for_each(DistTensor::recycle);
             }
             (Written::Scalar(target), true) => {
                 let blocks: Vec<TensorView<'_, T>> = (0..N).map(block).collect();
@@ -222,6 +223,7 @@ impl Distributed {
                     step.n_out,
                     uses,
                 ));
+                moved.into_iter().flatten().for_each(DistTensor::recycle);
             }
             (written, false) => {
                 // Partial results over this rank's loop ranges, summed into the target's holders.
@@ -242,7 +244,7 @@ impl Distributed {
                         uses,
                     ));
                 }
-                drop(moved);
+                moved.into_iter().flatten().for_each(DistTensor::recycle);
                 let sums = Sums {
                     world,
                     split: &choice.split,
@@ -720,7 +722,7 @@ impl Distributed {
                 crate::exec::gemm::contract(local, conj)
             });
         }
-        drop(temporaries);
+        temporaries.into_iter().for_each(DistTensor::recycle);
     }
 }
 

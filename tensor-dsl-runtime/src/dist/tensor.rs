@@ -238,7 +238,7 @@ impl<T: Element> DistTensor<T> {
                 }
             });
             let mut next: Vec<usize> = starts(&counts);
-            send = vec![T::ZERO; counts.iter().sum()];
+            send = self.world.buffer(counts.iter().sum());
             let local = self.local.as_slice();
             rows.for_each(|at, base, runs| {
                 for &(start, len, share) in runs {
@@ -266,9 +266,9 @@ impl<T: Element> DistTensor<T> {
             }
         });
         let received = self.world.all_to_all_flat(&send, &counts, &receive);
-        drop(send);
+        self.world.recycle(send);
         let mut next = starts(&receive);
-        let mut values = vec![T::ZERO; new_shape.iter().product()];
+        let mut values = self.world.buffer(new_shape.iter().product());
         rows.for_each(|at, base, runs| {
             for &(start, len, share) in runs {
                 let source = base + share;
@@ -277,9 +277,16 @@ impl<T: Element> DistTensor<T> {
                 next[source] += len;
             }
         });
+        self.world.recycle(received);
         let local =
             Tensor::from_shape_vec(new_shape.as_slice(), values).expect("one value per element");
         Ok(DistTensor::new(&self.world, shape, to, local))
+    }
+
+    /// Gives this tensor's memory to its world for later moves (a temporary of a statement,
+    /// done with).
+    pub(crate) fn recycle(self) {
+        self.world.recycle(self.local.into_vec());
     }
 
     /// The global shape.

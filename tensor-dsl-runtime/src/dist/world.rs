@@ -3,7 +3,8 @@
 //! every transfer is collective and its counts are known on both sides before it starts (each
 //! side computes them from the same distributions), so no rank waits on a size message.
 
-use std::cell::Cell;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use mpi::datatype::{Partition, PartitionMut};
@@ -21,7 +22,13 @@ struct Inner {
     comm: SimpleCommunicator,
     messages: Cell<u64>,
     bytes: Cell<u64>,
+    /// Element buffers kept between moves (see [`World::buffer`]).
+    pool: RefCell<Vec<Box<dyn Any>>>,
 }
+
+/// How many buffers the pool keeps: a move takes at most three at once (what it sends, what it
+/// receives, the new block), and a step moves each operand in turn.
+const POOLED: usize = 8;
 
 /// What a rank sent to other ranks: messages (one per peer per transfer with data for it) and
 /// bytes. A rank's transfers to itself are copies, not counted. Collective calls are counted
@@ -56,6 +63,7 @@ impl World {
             comm,
             messages: Cell::new(0),
             bytes: Cell::new(0),
+            pool: RefCell::new(Vec::new()),
         }))
     }
 
@@ -74,6 +82,47 @@ impl World {
         Traffic {
             messages: self.0.messages.get(),
             bytes: self.0.bytes.get(),
+        }
+    }
+
+    /// `len` elements (zeros) in memory an earlier move used and gave back, where one is
+    /// large enough: a fresh allocation's pages are each faulted in on first touch, which on
+    /// a virtual machine costs more than copying into them. Never an empty allocation (MPI
+    /// needs real addresses, see `receive_buffer`).
+    pub(crate) fn buffer<T: Element>(&self, len: usize) -> Vec<T> {
+        let mut pool = self.0.pool.borrow_mut();
+        let fits = pool
+            .iter()
+            .enumerate()
+            .filter_map(|(at, kept)| {
+                let kept = kept.downcast_ref::<Vec<T>>()?;
+                (kept.capacity() >= len).then_some((kept.capacity(), at))
+            })
+            .min();
+        let mut values = match fits {
+            Some((_, at)) => *pool
+                .swap_remove(at)
+                .downcast::<Vec<T>>()
+                .expect("checked above"),
+            None => Vec::with_capacity(len.max(1)),
+        };
+        values.clear();
+        values.resize(len, T::ZERO);
+        values
+    }
+
+    /// Gives `values`' memory back for later moves (the largest [`POOLED`] buffers are kept).
+    pub(crate) fn recycle<T: Element>(&self, values: Vec<T>) {
+        if values.capacity() == 0 {
+            return;
+        }
+        let mut pool = self.0.pool.borrow_mut();
+        pool.push(Box::new(values));
+        if pool.len() > POOLED {
+            let smallest = (0..pool.len())
+                .min_by_key(|&at| bytes_of(&pool[at]))
+                .expect("not empty");
+            pool.swap_remove(smallest);
         }
     }
 
@@ -152,7 +201,7 @@ impl World {
         let send_displs = displacements(&send_counts);
         let receive_counts = to_int(&receive.iter().map(|&n| n * size).collect::<Vec<_>>());
         let receive_displs = displacements(&receive_counts);
-        let mut out = receive_values::<T>(receive.iter().sum());
+        let mut out = self.buffer::<T>(receive.iter().sum());
         {
             let sent = Partition::new(as_bytes(send), &send_counts[..], &send_displs[..]);
             let bytes = as_bytes_mut(&mut out);
@@ -259,12 +308,17 @@ fn receive_buffer(len: usize) -> Vec<u8> {
     buffer
 }
 
-/// `len` zeros to receive into, at a real allocation even when `len` is 0 (see
-/// [`receive_buffer`]).
-fn receive_values<T: Element>(len: usize) -> Vec<T> {
-    let mut values = Vec::with_capacity(len.max(1));
-    values.resize(len, T::ZERO);
-    values
+/// The bytes a pooled buffer holds room for (for choosing which to drop).
+fn bytes_of(kept: &dyn Any) -> usize {
+    macro_rules! sized {
+        ($($t:ty),*) => {$(
+            if let Some(values) = kept.downcast_ref::<Vec<$t>>() {
+                return values.capacity() * std::mem::size_of::<$t>();
+            }
+        )*};
+    }
+    sized!(f32, f64, i32, i64, crate::c32, crate::c64);
+    0
 }
 
 /// The bytes of `values`, to receive into.
