@@ -69,12 +69,6 @@ fn main() {
     }
     println!("| workload | ranks | time | efficiency | bytes sent by rank 0 | SUMMA's formula |");
     println!("| --- | --- | --- | --- | --- | --- |");
-    for (p, measured) in &rows {
-        for m in measured.iter().filter(|m| m.name.starts_with("gemm-2048-")) {
-            println!("{p} ranks, {}: {:.1} ms", m.name, m.seconds * 1e3);
-        }
-    }
-    println!();
     for (name, base) in &single {
         println!("| {name} | single process | {:.1} ms | | | |", base * 1e3);
         for (p, measured) in &rows {
@@ -87,6 +81,12 @@ fn main() {
                     m.formula / 1e6
                 );
             }
+        }
+    }
+    println!();
+    for (p, measured) in &rows {
+        for m in measured.iter().filter(|m| m.name.starts_with("gemm-2048-")) {
+            println!("{p} ranks, {}: {:.1} ms", m.name, m.seconds * 1e3);
         }
     }
 }
