@@ -676,7 +676,7 @@ impl Distributed {
             let (target, target_axes, mode, alpha) = match last {
                 true => (step.target, remap(step.target_axes), step.mode, step.alpha),
                 false => (
-                    // SAFETY (pointer arithmetic): `k` < the temporaries' count.
+                    // SAFETY: `k` < the temporaries' count, so the offset stays inside their buffer.
                     Written::Dist(unsafe { base.add(k) }, PhantomData),
                     remap(&temporary_axes[k]),
                     Mode::Assign,
@@ -690,7 +690,7 @@ impl Distributed {
                         remap(step.operands[f].axes),
                         conj[f],
                     ),
-                    // SAFETY (pointer arithmetic): a factor past the step's own is the result
+                    // SAFETY: in bounds of the temporaries' buffer: a factor past the step's own is the result
                     // of an earlier pair, one of the temporaries.
                     false => (
                         unsafe { base.add(f - N) }.cast_const(),
