@@ -676,7 +676,7 @@ impl Distributed {
             let (target, target_axes, mode, alpha) = match last {
                 true => (step.target, remap(step.target_axes), step.mode, step.alpha),
                 false => (
-                    // SAFETY: `k` < the temporaries' count, so the offset stays inside their buffer.
+                    // SAFETY: `k` < the temporaries' count: inside their buffer.
                     Written::Dist(unsafe { base.add(k) }, PhantomData),
                     remap(&temporary_axes[k]),
                     Mode::Assign,
@@ -690,8 +690,8 @@ impl Distributed {
                         remap(step.operands[f].axes),
                         conj[f],
                     ),
-                    // SAFETY: in bounds of the temporaries' buffer: a factor past the step's own is the result
-                    // of an earlier pair, one of the temporaries.
+                    // SAFETY: in bounds of the temporaries' buffer: a factor past the step's
+                    // own is the result of an earlier pair, one of the temporaries.
                     false => (
                         unsafe { base.add(f - N) }.cast_const(),
                         remap(&temporary_axes[f - N]),
