@@ -1,5 +1,9 @@
 //! The `tensor!` compiler front to back: syntax → check → passes → lower → emit. Only the first
-//! two stages can fail; their errors are all reported together with a stub expansion.
+//! two stages can fail; their errors are all reported together with a stub expansion. A
+//! block's matrix statements (`svd`, `solve`, …) split it: each run of Einstein statements
+//! between them is checked, rewritten, planned and emitted as a block of its own, so no pass
+//! moves work across a factorization, and the statements after one check their shapes once it
+//! has run (a truncated `svd`'s rank is known only then).
 
 use proc_macro2::{Ident, Span, TokenStream};
 
@@ -56,30 +60,95 @@ pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
 /// Expands a block with an explicit configuration.
 pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
     let (parsed, checked) = parse_and_check(input);
-    let program = match checked {
-        Ok(program) => program,
+    let segments = match checked {
+        Ok(segments) => segments,
         Err(error) => return emit::fallback(&parsed, error, &config.runtime),
     };
-    let warnings = check::lints(&program);
-    let program = passes::run(program, config.optimize);
-    let plan = lower::lower(program);
-    let code = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
-    quote::quote! { #(#warnings)* #code }
+    let mut code = TokenStream::new();
+    for segment in segments {
+        match segment {
+            Segment::Statements(program) => {
+                let warnings = check::lints(&program);
+                let program = passes::run(program, config.optimize);
+                let plan = lower::lower(program);
+                let emitted = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
+                code.extend(quote::quote! { #(#warnings)* #emitted });
+            }
+            Segment::Matrix(statement) => code.extend(emit::emit_matrix(
+                &statement,
+                config.flavor,
+                &config.runtime,
+                config.backends(),
+            )),
+        }
+    }
+    code
 }
 
-/// Parses and checks a block: the IR in einsum notation, or every error of the block.
+/// A checked part of a block: a run of Einstein statements, or one matrix statement.
+pub enum Segment {
+    Statements(ir::Program),
+    Matrix(ir::matrix::MatrixStatement),
+}
+
+/// Parses and checks a block of Einstein statements only: the IR in einsum notation, or every
+/// error of the block (a block with matrix statements is checked part by part: `check_block`).
 pub fn front_end(input: TokenStream) -> syn::Result<ir::Program> {
+    let mut segments = parse_and_check(input).1?;
+    match segments.pop() {
+        None => Ok(empty_program()),
+        Some(Segment::Statements(program)) if segments.is_empty() => Ok(program),
+        Some(_) => Err(syn::Error::new(
+            Span::call_site(),
+            "this block has matrix statements: `check_block` returns each part",
+        )),
+    }
+}
+
+/// Parses and checks a block: its parts in order, or every error of the block.
+pub fn check_block(input: TokenStream) -> syn::Result<Vec<Segment>> {
     parse_and_check(input).1
 }
 
+fn empty_program() -> ir::Program {
+    ir::Program {
+        tensors: Vec::new(),
+        positions: Vec::new(),
+        statements: Vec::new(),
+        same_bindings: Vec::new(),
+    }
+}
+
 /// The two stages that can fail, run once: what was parsed (a failed block's stub expansion
-/// is made from it) and the checked IR, or every error of both stages together.
-fn parse_and_check(input: TokenStream) -> (Vec<syntax::Parsed>, syn::Result<ir::Program>) {
+/// is made from it) and the checked parts, or every error of both stages together.
+fn parse_and_check(input: TokenStream) -> (Vec<syntax::Parsed>, syn::Result<Vec<Segment>>) {
     let mut errors = Errors::new();
     let parsed = syntax::parse_block(input, &mut errors);
-    let program = check::check(&parsed, &mut errors);
-    let checked = errors.into_result().map(|()| program);
+    let mut segments = Vec::new();
+    let mut start = 0;
+    for (at, statement) in parsed.iter().enumerate() {
+        if let syntax::Parsed::Ok(statement) = statement {
+            if let syntax::Statement::Matrix(matrix) = &**statement {
+                push_statements(&parsed[start..at], &mut segments, &mut errors);
+                start = at + 1;
+                if let Some(checked) = check::check_matrix(matrix, &mut errors) {
+                    segments.push(Segment::Matrix(checked));
+                }
+            }
+        }
+    }
+    push_statements(&parsed[start..], &mut segments, &mut errors);
+    check::check_result_ranks(&parsed, &mut errors);
+    let checked = errors.into_result().map(|()| segments);
     (parsed, checked)
+}
+
+/// Checks a run of Einstein statements as a part of its own, if it has any.
+fn push_statements(run: &[syntax::Parsed], segments: &mut Vec<Segment>, errors: &mut Errors) {
+    let program = check::check(run, errors);
+    if !program.statements.is_empty() {
+        segments.push(Segment::Statements(program));
+    }
 }
 
 /// Every stage's output for one block, for the `explain` tool and snapshot tests.
@@ -91,9 +160,31 @@ pub struct Trace {
     pub rust: TokenStream,
 }
 
-/// Compiles a block keeping every intermediate result.
+/// A part of a block as `explain` shows it.
+pub enum Traced {
+    Statements(Trace),
+    /// A matrix statement, described line by line.
+    Matrix(Vec<String>),
+}
+
+/// Compiles a block keeping every intermediate result of each of its parts.
+pub fn trace_block(input: TokenStream, config: Config) -> syn::Result<Vec<Traced>> {
+    let segments = check_block(input)?;
+    Ok(segments
+        .into_iter()
+        .map(|segment| match segment {
+            Segment::Statements(program) => Traced::Statements(trace_program(program, &config)),
+            Segment::Matrix(statement) => Traced::Matrix(statement.describe()),
+        })
+        .collect())
+}
+
+/// Compiles a block of Einstein statements keeping every intermediate result.
 pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
-    let mut program = front_end(input)?;
+    Ok(trace_program(front_end(input)?, &config))
+}
+
+fn trace_program(mut program: ir::Program, config: &Config) -> Trace {
     let warnings = check::lints(&program);
     let mut stages = vec![("check", program.clone())];
     for pass in passes::selected(config.optimize) {
@@ -103,5 +194,5 @@ pub fn trace(input: TokenStream, config: Config) -> syn::Result<Trace> {
     let plan = lower::lower(program);
     let code = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
     let rust = quote::quote! { #(#warnings)* #code };
-    Ok(Trace { stages, plan, rust })
+    Trace { stages, plan, rust }
 }

@@ -14,7 +14,9 @@ pub mod lower;
 mod passes;
 mod syntax;
 
-pub use compile::{expand, expand_with, front_end, trace, Config, Trace};
+pub use compile::{
+    check_block, expand, expand_with, front_end, trace, trace_block, Config, Segment, Trace, Traced,
+};
 pub use emit::cuda;
 pub use emit::Flavor;
 

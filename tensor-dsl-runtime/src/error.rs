@@ -1,5 +1,7 @@
 //! Shape mistakes found at run time → one opaque error type whose message names the index, the
-//! tensors, the positions and the extents involved.
+//! tensors, the positions and the extents involved. The numerical failures of matrix
+//! operations (a matrix not positive definite, a singular system, no convergence) are kinds of
+//! the same error, so `try_tensor!` returns every failure of a block through one type.
 
 use std::fmt;
 
@@ -26,6 +28,16 @@ pub enum ShapeErrorKind {
     /// A view's strides do not allow the operation without a copy: reshaping a view that is
     /// not contiguous in row-major order (ndarray's name).
     IncompatibleLayout,
+    /// A matrix operation needs a square matrix, and the extents of the indices grouped as
+    /// its rows and as its columns multiply to different sizes.
+    NotSquare,
+    /// `cholesky` of a matrix that is not positive definite (a pivot is not positive).
+    NotPositiveDefinite,
+    /// `solve`, or `matpow` with a negative power, of a singular matrix (a pivot of its LU
+    /// factorization is zero, or below the element type's epsilon relative to the largest).
+    Singular,
+    /// `svd` or `eigh` did not converge.
+    NoConvergence,
 }
 
 /// A shape error: which rule was broken and a message saying where.

@@ -42,7 +42,7 @@ pub mod checks;
 #[doc(hidden)]
 pub use exec::network;
 
-pub use element::{c32, c64, Element, Fractional, Real};
+pub use element::{c32, c64, Element, Fractional, MatrixElement, Real};
 pub use error::{ShapeError, ShapeErrorKind};
 pub use operand::extents::{
     Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, ExtentsType, StaticRank,

@@ -4,10 +4,12 @@
 //! compiles but is likely a typo, as warnings.
 
 mod lints;
+mod matrix;
 mod resolve;
 mod rules;
 
 pub use lints::lints;
+pub use matrix::{check_matrix, check_result_ranks};
 
 use crate::diagnostics::Errors;
 use crate::ir::Program;

@@ -65,6 +65,9 @@ impl Resolver<'_> {
         let resolved = match statement {
             syntax::Statement::Let(let_statement) => self.let_statement(let_statement, &mut scope),
             syntax::Statement::Assign(assign) => self.assign_statement(assign, &mut scope),
+            syntax::Statement::Matrix(_) => {
+                unreachable!("`compile` splits a block at its matrix statements")
+            }
         };
         check_index_name_clash(&resolved, &scope, self.errors);
         check_indices_in_positions(&resolved, &self.program.positions, self.errors);

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote_spanned;
 
-use super::{hidden_numbered, tensor_expr, Context, Flavor};
+use super::{hidden_numbered, tensor_expr, Context};
 use crate::ir::{
     Access, IndexVar, Position, Program, SameBinding, Slot, Target, TensorId, TensorOrigin,
 };
@@ -22,17 +22,7 @@ pub struct Checks {
 pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
     let p = cx.private();
     let mut tokens = TokenStream::new();
-    let check = |call: TokenStream| match cx.flavor {
-        Flavor::Panic => hygienic!(#p::expect(#call)),
-        Flavor::Fallible => hygienic! {
-            match #call {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(error) => {
-                    return ::core::result::Result::Err(::core::convert::From::from(error))
-                }
-            }
-        },
-    };
+    let check = |call: TokenStream| cx.surface(call);
 
     for (id, tensor) in program.tensors.iter().enumerate() {
         if let TensorOrigin::Rust(expr) = &tensor.origin {

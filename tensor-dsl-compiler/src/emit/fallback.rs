@@ -6,18 +6,18 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 use super::Context;
-use crate::syntax::{Expr, LetStatement, Parsed, Statement, TensorSource};
+use crate::syntax::{Expr, LetStatement, MatrixStatement, Parsed, Statement, TensorSource};
 
 pub fn fallback(parsed: &[Parsed], error: syn::Error, cx: &Context) -> TokenStream {
     let p = cx.private();
     let mut tokens = error.to_compile_error();
     for statement in parsed {
         match statement {
-            Parsed::Ok(statement) => {
-                if let Statement::Let(statement) = &**statement {
-                    tokens.extend(let_stub(cx, statement));
-                }
-            }
+            Parsed::Ok(statement) => match &**statement {
+                Statement::Let(statement) => tokens.extend(let_stub(cx, statement)),
+                Statement::Matrix(statement) => tokens.extend(matrix_stub(cx, statement)),
+                Statement::Assign(_) => {}
+            },
             Parsed::Failed {
                 let_name: Some(name),
             } => tokens.extend(hygienic!(let #name = #p::stub_any();)),
@@ -39,6 +39,27 @@ fn let_stub(cx: &Context, statement: &LetStatement) -> TokenStream {
         (None, _) => hygienic!(#p::stub_any()),
     };
     hygienic!(let #mutability #name #ty = #value;)
+}
+
+/// `let (names) = stubs;` for a matrix statement, each tensor typed like its first operand.
+fn matrix_stub(cx: &Context, statement: &MatrixStatement) -> TokenStream {
+    let p = cx.private();
+    let operand = statement.args.iter().find_map(first_place);
+    let (names, values): (Vec<TokenStream>, Vec<TokenStream>) = statement
+        .results
+        .iter()
+        .map(|result| {
+            let name = &result.name;
+            let mutability = &result.mutability;
+            let value = match (&operand, &result.indices) {
+                (Some(operand), Some(_)) => hygienic!(#p::stub_tensor(&#operand)),
+                (Some(operand), None) => hygienic!(#p::stub_scalar(&#operand)),
+                (None, _) => hygienic!(#p::stub_any()),
+            };
+            (hygienic!(#mutability #name), value)
+        })
+        .unzip();
+    hygienic!(let (#(#names,)*) = (#(#values,)*);)
 }
 
 /// The first tensor named by a place in `expr`, to borrow a type from.

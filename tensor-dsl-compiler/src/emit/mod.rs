@@ -17,6 +17,7 @@ mod checks;
 mod cpu;
 pub mod cuda;
 mod fallback;
+mod matrix;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
@@ -46,6 +47,16 @@ pub struct Backends {
 /// The expansion of a checked block; generated code names the runtime `::runtime::__private`.
 pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident, backends: Backends) -> TokenStream {
     emit_plan(plan, &Context::new(runtime, flavor, backends))
+}
+
+/// The expansion of a checked matrix statement (see `matrix`).
+pub fn emit_matrix(
+    statement: &crate::ir::matrix::MatrixStatement,
+    flavor: Flavor,
+    runtime: &Ident,
+    backends: Backends,
+) -> TokenStream {
+    matrix::emit_matrix(statement, &Context::new(runtime, flavor, backends))
 }
 
 /// The expansion of a block that failed to check (see `fallback`).
@@ -78,6 +89,23 @@ impl Context {
             flavor,
             cuda: backends.cuda,
             dispatch: backends.cuda || backends.dist,
+        }
+    }
+
+    /// A call returning `Result<_, ShapeError>` as its value, its error surfacing as the
+    /// flavor says: a panic at the user's macro call, or an early `return Err(From::from(…))`.
+    fn surface(&self, call: TokenStream) -> TokenStream {
+        let p = self.private();
+        match self.flavor {
+            Flavor::Panic => hygienic!(#p::expect(#call)),
+            Flavor::Fallible => hygienic! {
+                match #call {
+                    ::core::result::Result::Ok(value) => value,
+                    ::core::result::Result::Err(error) => {
+                        return ::core::result::Result::Err(::core::convert::From::from(error))
+                    }
+                }
+            },
         }
     }
 

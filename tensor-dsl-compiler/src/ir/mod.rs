@@ -8,6 +8,7 @@
 
 pub(crate) mod display;
 pub mod invariants;
+pub mod matrix;
 
 use proc_macro2::{Ident, Span, TokenStream};
 

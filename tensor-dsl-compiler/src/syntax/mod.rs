@@ -15,6 +15,32 @@ pub enum Statement {
     Let(LetStatement),
     /// `place[indices]? (= | += | -= | *= | /=) expr`
     Assign(AssignStatement),
+    /// `let (name[indices], …) = svd(t[indices], option = value, …)`: a matrix operation.
+    Matrix(MatrixStatement),
+}
+
+/// The functions a matrix statement calls (`let l[i, j] = cholesky(a[i, j])`).
+pub const MATRIX_FUNCTIONS: [&str; 6] = ["cholesky", "solve", "eigh", "svd", "qr", "matpow"];
+
+/// `let results = function(args, option = value, …)`, where `results` is one result or a
+/// parenthesized tuple of them.
+#[derive(Clone, Debug)]
+pub struct MatrixStatement {
+    pub let_token: token::Let,
+    pub results: Vec<MatrixResult>,
+    pub function: syn::Ident,
+    /// The positional arguments: accesses, or a power.
+    pub args: Vec<Expr>,
+    /// `name = value` arguments (`max_rank = 8`).
+    pub options: Vec<(syn::Ident, Expr)>,
+}
+
+/// One result of a matrix statement: `mut? name[indices]?` (a scalar without indices).
+#[derive(Clone, Debug)]
+pub struct MatrixResult {
+    pub mutability: Option<token::Mut>,
+    pub name: syn::Ident,
+    pub indices: Option<IndexList>,
 }
 
 #[derive(Clone, Debug)]

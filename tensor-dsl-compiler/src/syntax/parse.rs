@@ -9,8 +9,8 @@ use syn::parse::{ParseStream, Parser};
 use syn::{braced, bracketed, parenthesized, token, Token};
 
 use super::{
-    AssignOp, AssignStatement, BinaryOp, Expr, Index, IndexList, LetStatement, Place, Statement,
-    TensorSource,
+    AssignOp, AssignStatement, BinaryOp, Expr, Index, IndexList, LetStatement, MatrixResult,
+    MatrixStatement, Place, Statement, TensorSource, MATRIX_FUNCTIONS,
 };
 use crate::diagnostics::Errors;
 
@@ -97,6 +97,9 @@ fn skip_past_semicolon(input: ParseStream) {
 }
 
 fn statement(input: ParseStream) -> syn::Result<Statement> {
+    if input.peek(Token![let]) && is_matrix_statement(input) {
+        return matrix_statement(input).map(Statement::Matrix);
+    }
     if input.peek(Token![let]) {
         return let_statement(input).map(Statement::Let);
     }
@@ -152,6 +155,97 @@ fn let_statement(input: ParseStream) -> syn::Result<LetStatement> {
         ty,
         value,
     })
+}
+
+/// Whether the `let` ahead binds a tuple, or calls one of `MATRIX_FUNCTIONS` as its whole
+/// right-hand side.
+fn is_matrix_statement(input: ParseStream) -> bool {
+    let fork = input.fork();
+    let _: Token![let] = fork.parse().expect("peeked");
+    let _: Option<Token![mut]> = fork.parse().unwrap_or(None);
+    if fork.peek(token::Paren) {
+        return true;
+    }
+    if fork.parse::<syn::Ident>().is_err() {
+        return false;
+    }
+    if fork.peek(token::Bracket) && index_list(&fork).is_err() {
+        return false;
+    }
+    if fork.parse::<Token![=]>().is_err() || fork.peek(Token![=]) {
+        return false;
+    }
+    let function = fork.fork().parse::<syn::Ident>();
+    function.is_ok_and(|name| MATRIX_FUNCTIONS.contains(&name.to_string().as_str()))
+        && fork.peek2(token::Paren)
+}
+
+/// `'let' (result | '(' result (',' result)* ','? ')') '=' FUNCTION '(' margs ')'`
+fn matrix_statement(input: ParseStream) -> syn::Result<MatrixStatement> {
+    let let_token = input.parse()?;
+    let results = if input.peek(token::Paren) {
+        let content;
+        parenthesized!(content in input);
+        let results = whole_group(&content, |content| {
+            content.parse_terminated(matrix_result, Token![,])
+        })?;
+        results.into_iter().collect()
+    } else {
+        vec![matrix_result(input)?]
+    };
+    let _: Token![=] = input.parse()?;
+    let function: syn::Ident = input.parse()?;
+    let content;
+    parenthesized!(content in input);
+    let (args, options) = whole_group(&content, matrix_arguments)?;
+    Ok(MatrixStatement {
+        let_token,
+        results,
+        function,
+        args,
+        options,
+    })
+}
+
+/// `'mut'? NAME indices?`
+fn matrix_result(input: ParseStream) -> syn::Result<MatrixResult> {
+    let mutability = input.parse()?;
+    let name = input.parse()?;
+    let indices = if input.peek(token::Bracket) {
+        Some(index_list(input)?)
+    } else {
+        None
+    };
+    Ok(MatrixResult {
+        mutability,
+        name,
+        indices,
+    })
+}
+
+/// `(IDENT '=' expr | expr) (',' …)* ','?`: positional arguments, then options by name.
+type MatrixArguments = (Vec<Expr>, Vec<(syn::Ident, Expr)>);
+
+fn matrix_arguments(input: ParseStream) -> syn::Result<MatrixArguments> {
+    let (mut args, mut options) = (Vec::new(), Vec::new());
+    while !input.is_empty() {
+        if input.peek(syn::Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
+            let name: syn::Ident = input.parse()?;
+            let _: Token![=] = input.parse()?;
+            options.push((name, expr(input)?));
+        } else {
+            args.push(expr(input)?);
+        }
+        if input.is_empty() {
+            break;
+        }
+        let lookahead = input.lookahead1();
+        if !lookahead.peek(Token![,]) {
+            expect_operator(lookahead)?;
+        }
+        let _: Token![,] = input.parse()?;
+    }
+    Ok((args, options))
 }
 
 fn assign_op(input: ParseStream) -> syn::Result<AssignOp> {

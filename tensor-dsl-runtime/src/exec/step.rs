@@ -610,6 +610,48 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
     }
 }
 
+/// A host operand's whole access as a view, every offset it addresses proven to lie in its
+/// buffer: what the matrix operations (`matrix.rs`) read, since they hand the elements to
+/// `faer` as matrices rather than run a loop nest.
+///
+/// # Panics
+/// On an access of device or distributed memory, or of a real tensor's parts: generated code
+/// sends matrix operations only host operands of the statement's own element type (a compile
+/// error on the operand otherwise), so reaching one is a bug in the caller. On an access whose
+/// layout leaves its buffer (an `Operand` implementation that lies about it).
+pub(crate) fn host_view<'a, T>(access: Access<'a, T>) -> crate::tensor::TensorView<'a, T> {
+    let raw = access.raw;
+    assert!(
+        raw.memory == Memory::Host && !raw.part,
+        "tensor-dsl bug: a matrix operation was handed a device, distributed or mixed-type operand"
+    );
+    assert_eq!(raw.shape.len(), raw.strides.len(), "{INCONSISTENT}");
+    if !raw.shape.contains(&0) {
+        let (mut low, mut high) = (raw.offset, raw.offset);
+        for (&extent, &stride) in raw.shape.iter().zip(raw.strides) {
+            let reach = isize::try_from(extent - 1)
+                .ok()
+                .and_then(|steps| steps.checked_mul(stride))
+                .expect(INCONSISTENT);
+            if reach < 0 {
+                low = low.checked_add(reach).expect(INCONSISTENT);
+            } else {
+                high = high.checked_add(reach).expect(INCONSISTENT);
+            }
+        }
+        assert!(
+            low >= 0 && usize::try_from(high).is_ok_and(|high| high < raw.len),
+            "{INCONSISTENT}"
+        );
+    }
+    let layout =
+        crate::tensor::layout::RawLayout::new(raw.shape.to_vec(), raw.strides.to_vec(), raw.offset);
+    // Every offset the layout addresses is in `0..len` (checked above; none when an extent is
+    // 0), and the access's pointer is valid for reads of `len` host elements for `'a` (the
+    // operand's borrow), which is `from_raw`'s contract.
+    crate::tensor::TensorView::from_raw(raw.data, raw.len, layout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

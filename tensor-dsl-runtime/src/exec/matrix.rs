@@ -1,0 +1,493 @@
+//! Index-grouped operands → matrices → `faer`'s factorizations and solvers → result tensors in
+//! their `let`'s index order. Invariant: a matrix is read only through a view `host_view`
+//! proved in bounds, and every failure (shape, rank, a matrix not positive definite, singular
+//! or not converging) is an `Err` returned before any result exists.
+//!
+//! The compiler says which axes of an operand are the matrix's rows and which its columns
+//! (`Grouped`), each group in the operand's own axis order, and for each result the order of
+//! its axes over the factor's (rows, then columns). A group whose axes step through memory as
+//! one stride is read in place; otherwise the operand is copied once, permuted to (rows,
+//! columns).
+
+use faer::linalg::solvers::{DenseSolveCore, Llt, PartialPivLu, Qr, SelfAdjointEigen, Solve, Svd};
+use faer::{Mat, MatRef, Side};
+
+use crate::element::{Element, MatrixElement, Real};
+use crate::error::{ShapeError, ShapeErrorKind};
+use crate::operand::access::Operand;
+use crate::operand::check::check_rank;
+use crate::tensor::{Tensor, TensorView};
+
+use super::step::host_view;
+
+/// An operand of a matrix operation: how it was written and which of its axes are the rows
+/// and which the columns of the matrix it is read as.
+#[derive(Clone, Copy, Debug)]
+pub struct Grouped<'a> {
+    /// The operation, `svd`.
+    pub function: &'static str,
+    /// The tensor's name, `t`.
+    pub tensor: &'static str,
+    /// The access as written, `t[i, j, k]`.
+    pub text: &'static str,
+    /// The index names of the access, one per axis.
+    pub indices: &'static [&'static str],
+    /// The row axes, in the operand's order.
+    pub rows: &'a [usize],
+    /// The column axes, in the operand's order.
+    pub cols: &'a [usize],
+}
+
+/// Where `svd` cuts its factors: at most `max_rank` singular values, and of those the fewest
+/// whose discarded weight (the sum of the squares of the singular values left out, divided by
+/// the sum of all their squares) is at most `cutoff`, keeping at least one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Truncation {
+    /// Keep at most this many singular values.
+    pub max_rank: Option<usize>,
+    /// The largest relative discarded weight allowed.
+    pub cutoff: Option<f64>,
+}
+
+/// An operand read as a matrix: in place, or through a copy permuted to (rows, columns).
+struct Grouping<'v, T> {
+    view: TensorView<'v, T>,
+    copy: Option<Tensor<T>>,
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    m: usize,
+    n: usize,
+}
+
+impl<T: MatrixElement> Grouping<'_, T> {
+    fn matrix(&self) -> MatRef<'_, T> {
+        if let Some(copy) = &self.copy {
+            return MatRef::from_row_major_slice(copy.as_slice(), self.m, self.n);
+        }
+        let (data, _, layout) = self.view.raw();
+        let (row_stride, col_stride) = (
+            self.group_stride(&self.rows).expect("checked by `group`"),
+            self.group_stride(&self.cols).expect("checked by `group`"),
+        );
+        // SAFETY: `host_view` proved every offset the view addresses in bounds of a buffer
+        // valid for reads for the view's lifetime, which `&self` does not outlive. The rows
+        // and the columns each step through memory as one stride (`group_stride`), so element
+        // (r, c) of this matrix is the view's element at the multi-index whose row axes spell
+        // r and column axes c, an offset the view addresses; with m or n zero nothing is read.
+        // `faer` only reads through a `MatRef`.
+        unsafe {
+            MatRef::from_raw_parts(
+                data.offset(layout.offset),
+                self.m,
+                self.n,
+                row_stride,
+                col_stride,
+            )
+        }
+    }
+
+    /// The one stride that steps through a group's axes in row-major order, if there is one
+    /// (axes of extent 1 step nowhere; an empty group is one row or column).
+    fn group_stride(&self, axes: &[usize]) -> Option<isize> {
+        let (shape, strides) = (self.view.shape(), self.view.strides());
+        let mut stride = None::<isize>;
+        let mut expected = None::<isize>;
+        for &axis in axes.iter().rev() {
+            if shape[axis] == 1 {
+                continue;
+            }
+            match expected {
+                None => stride = Some(strides[axis]),
+                Some(step) if step == strides[axis] => {}
+                Some(_) => return None,
+            }
+            expected = Some(strides[axis].checked_mul(shape[axis] as isize)?);
+        }
+        Some(stride.unwrap_or(1))
+    }
+
+    fn row_extents(&self) -> Vec<usize> {
+        self.rows
+            .iter()
+            .map(|&axis| self.view.shape()[axis])
+            .collect()
+    }
+
+    fn col_extents(&self) -> Vec<usize> {
+        self.cols
+            .iter()
+            .map(|&axis| self.view.shape()[axis])
+            .collect()
+    }
+}
+
+/// Reads `operand` as the matrix `grouped` says, checking its rank.
+fn group<'v, T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
+    operand: &'v X,
+    grouped: &Grouped<'_>,
+) -> Result<Grouping<'v, T>, ShapeError> {
+    let view = host_view(operand.__tdsl_operand());
+    check_rank(
+        grouped.text,
+        grouped.tensor,
+        view.shape(),
+        grouped.indices.len(),
+    )?;
+    let size = |axes: &[usize]| -> Result<usize, ShapeError> {
+        axes.iter()
+            .try_fold(1usize, |size, &axis| size.checked_mul(view.shape()[axis]))
+            .ok_or_else(|| {
+                ShapeError::new(
+                    ShapeErrorKind::Overflow,
+                    format!(
+                        "the matrix of `{}` has more elements than `usize` counts",
+                        grouped.text
+                    ),
+                )
+            })
+    };
+    let (m, n) = (size(grouped.rows)?, size(grouped.cols)?);
+    let mut grouping = Grouping {
+        view,
+        copy: None,
+        rows: grouped.rows.to_vec(),
+        cols: grouped.cols.to_vec(),
+        m,
+        n,
+    };
+    let in_place = m == 0
+        || n == 0
+        || (grouping.group_stride(grouped.rows).is_some()
+            && grouping.group_stride(grouped.cols).is_some());
+    if !in_place {
+        let order: Vec<usize> = grouped.rows.iter().chain(grouped.cols).copied().collect();
+        grouping.copy = Some(grouping.view.clone().permuted_axes(&order).to_tensor());
+    }
+    Ok(grouping)
+}
+
+/// The error for a matrix that must be square and is not.
+fn require_square<T>(grouping: &Grouping<'_, T>, grouped: &Grouped<'_>) -> Result<(), ShapeError> {
+    if grouping.m == grouping.n {
+        return Ok(());
+    }
+    let describe = |axes: &[usize]| {
+        let names: Vec<&str> = axes.iter().map(|&axis| grouped.indices[axis]).collect();
+        let extents: Vec<String> = axes
+            .iter()
+            .map(|&axis| grouping.view.shape()[axis].to_string())
+            .collect();
+        if axes.is_empty() {
+            "none: 1".to_owned()
+        } else {
+            format!("{}: {}", names.join(", "), extents.join(" × "))
+        }
+    };
+    Err(ShapeError::new(
+        ShapeErrorKind::NotSquare,
+        format!(
+            "`{}` needs a square matrix, but `{}` has {} rows ({}) and {} columns ({}); group its indices so that both have as many elements",
+            grouped.function,
+            grouped.text,
+            grouping.m,
+            describe(grouped.rows),
+            grouping.n,
+            describe(grouped.cols),
+        ),
+    ))
+}
+
+/// A matrix whose rows are the axes `row_extents` and columns the axes `col_extents`, as a
+/// tensor with axes (rows, columns) permuted to `order` (result axis q is that list's axis
+/// `order[q]`).
+fn tensor_of<T: MatrixElement>(
+    matrix: MatRef<'_, T>,
+    row_extents: &[usize],
+    col_extents: &[usize],
+    order: &[usize],
+) -> Tensor<T> {
+    let (m, n) = (matrix.nrows(), matrix.ncols());
+    let mut data = Vec::with_capacity(m * n);
+    for r in 0..m {
+        data.extend((0..n).map(|c| *matrix.get(r, c)));
+    }
+    let shape: Vec<usize> = row_extents.iter().chain(col_extents).copied().collect();
+    let tensor = Tensor::from_shape_vec(shape, data).expect("the extents multiply to m × n");
+    if order.iter().enumerate().all(|(q, &axis)| q == axis) {
+        tensor
+    } else {
+        tensor.view().permuted_axes(order).to_tensor()
+    }
+}
+
+/// A vector as a rank-1 tensor.
+fn vector<M: Element>(values: impl Iterator<Item = M>) -> Tensor<M> {
+    let data: Vec<M> = values.collect();
+    Tensor::from_shape_vec([data.len()], data).expect("a rank-1 shape of its own length")
+}
+
+/// `let l[..] = cholesky(a[..])`: the lower factor L of A = L Lᴴ, reading A's lower
+/// triangle; `order` places L's (rows, columns) in the result.
+pub fn cholesky<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
+    a: &X,
+    grouped: Grouped<'_>,
+    order: &[usize],
+) -> Result<Tensor<T>, ShapeError> {
+    let grouping = group(a, &grouped)?;
+    require_square(&grouping, &grouped)?;
+    let (rows, cols) = (grouping.row_extents(), grouping.col_extents());
+    if grouping.n == 0 {
+        return Ok(tensor_of(
+            Mat::<T>::zeros(0, 0).as_ref(),
+            &rows,
+            &cols,
+            order,
+        ));
+    }
+    let llt = Llt::new(grouping.matrix(), Side::Lower).map_err(|error| {
+        let faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index } = error;
+        ShapeError::new(
+            ShapeErrorKind::NotPositiveDefinite,
+            format!(
+                "`cholesky` of `{}`: the matrix is not positive definite (pivot {index} of {} is not positive)",
+                grouped.text, grouping.n
+            ),
+        )
+    })?;
+    Ok(tensor_of(llt.L(), &rows, &cols, order))
+}
+
+/// The LU factorization of a square matrix, or the error for a singular one.
+fn lu_of<T: MatrixElement>(
+    matrix: MatRef<'_, T>,
+    grouped: &Grouped<'_>,
+) -> Result<PartialPivLu<T>, ShapeError> {
+    let lu = PartialPivLu::new(matrix);
+    let pivots = lu.U().diagonal().column_vector();
+    let sizes: Vec<f64> = (0..pivots.nrows())
+        .map(|k| Real::to_f64(pivots.get(k).modulus_squared()))
+        .collect();
+    let largest = sizes.iter().copied().fold(0.0, f64::max);
+    let epsilon = Real::to_f64(T::EPSILON);
+    // Compared squared: |u_kk| < ε · max |u_jj|. A NaN pivot fails `>` too.
+    let singular = sizes.iter().any(|&size| {
+        size.partial_cmp(&(largest * epsilon * epsilon)) != Some(std::cmp::Ordering::Greater)
+    });
+    if singular {
+        return Err(ShapeError::new(
+            ShapeErrorKind::Singular,
+            format!(
+                "`{}`: the matrix of `{}` is singular (a pivot of its LU factorization is zero, or smaller than the element type's epsilon times the largest)",
+                grouped.function, grouped.text
+            ),
+        ));
+    }
+    Ok(lu)
+}
+
+/// `let x[..] = solve(a[..], b[..])`: X with A X = B, where A's rows are the indices it shares
+/// with `b` and its columns those it shares with the result, and B's columns the indices it
+/// shares with the result. `order` places X's (A's columns, B's columns) in the result.
+pub fn solve<T: MatrixElement, X: Operand<Elem = T> + ?Sized, Y: Operand<Elem = T> + ?Sized>(
+    a: &X,
+    a_grouped: Grouped<'_>,
+    b: &Y,
+    b_grouped: Grouped<'_>,
+    order: &[usize],
+) -> Result<Tensor<T>, ShapeError> {
+    let a_grouping = group(a, &a_grouped)?;
+    let b_grouping = group(b, &b_grouped)?;
+    // A's rows and B's rows are one list of indices, in A's order.
+    for (&a_axis, &b_axis) in a_grouped.rows.iter().zip(b_grouped.rows) {
+        let (a_extent, b_extent) = (
+            a_grouping.view.shape()[a_axis],
+            b_grouping.view.shape()[b_axis],
+        );
+        if a_extent != b_extent {
+            return Err(ShapeError::new(
+                ShapeErrorKind::ExtentMismatch,
+                format!(
+                    "index `{}` has extent {a_extent} in `{}` (axis {a_axis}) but {b_extent} in `{}` (axis {b_axis})",
+                    a_grouped.indices[a_axis], a_grouped.text, b_grouped.text
+                ),
+            ));
+        }
+    }
+    require_square(&a_grouping, &a_grouped)?;
+    let (unknowns, columns) = (a_grouping.col_extents(), b_grouping.col_extents());
+    if a_grouping.n == 0 || b_grouping.n == 0 {
+        let empty = Mat::<T>::zeros(a_grouping.n, b_grouping.n);
+        return Ok(tensor_of(empty.as_ref(), &unknowns, &columns, order));
+    }
+    let lu = lu_of(a_grouping.matrix(), &a_grouped)?;
+    let x = lu.solve(b_grouping.matrix());
+    Ok(tensor_of(x.as_ref(), &unknowns, &columns, order))
+}
+
+/// `let (w[s], v[.., s]) = eigh(h[..])`: the eigenvalues of the Hermitian matrix H (its lower
+/// triangle read) in ascending order, and its orthonormal eigenvectors as columns. `order`
+/// places V's (rows, the new index) in the result.
+pub fn eigh<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
+    h: &X,
+    grouped: Grouped<'_>,
+    order: &[usize],
+) -> Result<(Tensor<T::Modulus>, Tensor<T>), ShapeError> {
+    let grouping = group(h, &grouped)?;
+    require_square(&grouping, &grouped)?;
+    let n = grouping.n;
+    let rows = grouping.row_extents();
+    if n == 0 {
+        let empty = Mat::<T>::zeros(0, 0);
+        return Ok((
+            vector(std::iter::empty()),
+            tensor_of(empty.as_ref(), &rows, &[0], order),
+        ));
+    }
+    let eigen = SelfAdjointEigen::new(grouping.matrix(), Side::Lower)
+        .map_err(|_| no_convergence(&grouped))?;
+    let values = eigen.S().column_vector();
+    let w = vector((0..n).map(|k| values.get(k).real_part()));
+    Ok((w, tensor_of(eigen.U(), &rows, &[n], order)))
+}
+
+fn no_convergence(grouped: &Grouped<'_>) -> ShapeError {
+    ShapeError::new(
+        ShapeErrorKind::NoConvergence,
+        format!(
+            "`{}` of `{}` did not converge (a matrix with NaN or infinite elements does not)",
+            grouped.function, grouped.text
+        ),
+    )
+}
+
+/// `let (u[.., s], sv[s], vt[s, ..]) = svd(t[..])`: the thin singular value decomposition
+/// T = U Σ Vᴴ, singular values descending, cut as `truncation` says. `u_order` places U's
+/// (rows, new index) and `vt_order` Vᴴ's (new index, columns). Also returns the truncation
+/// error: the discarded weight relative to the whole (0 when nothing is cut).
+pub fn svd<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
+    t: &X,
+    grouped: Grouped<'_>,
+    u_order: &[usize],
+    vt_order: &[usize],
+    truncation: Truncation,
+) -> Result<SvdFactors<T>, ShapeError> {
+    let grouping = group(t, &grouped)?;
+    let (rows, cols) = (grouping.row_extents(), grouping.col_extents());
+    let (m, n) = (grouping.m, grouping.n);
+    let k = m.min(n);
+    if k == 0 {
+        let (u, vt) = (Mat::<T>::zeros(m, 0), Mat::<T>::zeros(0, n));
+        return Ok((
+            tensor_of(u.as_ref(), &rows, &[0], u_order),
+            vector(std::iter::empty()),
+            tensor_of(vt.as_ref(), &[0], &cols, vt_order),
+            <T::Modulus as Element>::ZERO,
+        ));
+    }
+    let svd = Svd::new_thin(grouping.matrix()).map_err(|_| no_convergence(&grouped))?;
+    let values = svd.S().column_vector();
+    let sigma: Vec<T::Modulus> = (0..k).map(|q| values.get(q).real_part()).collect();
+    let (kept, error) = truncate(&sigma, truncation);
+    let u = svd.U().subcols(0, kept);
+    let vt = svd.V().subcols(0, kept).adjoint().to_owned();
+    Ok((
+        tensor_of(u, &rows, &[kept], u_order),
+        vector(sigma[..kept].iter().copied()),
+        tensor_of(vt.as_ref(), &[kept], &cols, vt_order),
+        error,
+    ))
+}
+
+/// U, the singular values, Vᴴ and the truncation error.
+pub type SvdFactors<T> = (
+    Tensor<T>,
+    Tensor<<T as MatrixElement>::Modulus>,
+    Tensor<T>,
+    <T as MatrixElement>::Modulus,
+);
+
+/// How many of the descending singular values `sigma` (at least one) `truncation` keeps, and
+/// the relative weight it discards.
+fn truncate<M: Real>(sigma: &[M], truncation: Truncation) -> (usize, M) {
+    let weights: Vec<f64> = sigma.iter().map(|&s| s.to_f64() * s.to_f64()).collect();
+    let total: f64 = weights.iter().sum();
+    let mut kept = sigma.len();
+    if let Some(cutoff) = truncation.cutoff {
+        // Drop from the smallest while the discarded weight stays within the cutoff.
+        let mut discarded = 0.0;
+        while kept > 1 && discarded + weights[kept - 1] <= cutoff * total {
+            discarded += weights[kept - 1];
+            kept -= 1;
+        }
+    }
+    if let Some(max_rank) = truncation.max_rank {
+        kept = kept.min(max_rank);
+    }
+    let discarded: f64 = weights[kept..].iter().sum();
+    let error = if total > 0.0 { discarded / total } else { 0.0 };
+    (kept, M::from_f64(error))
+}
+
+/// `let (q[.., s], r[s, ..]) = qr(t[..])`: the thin QR factorization T = Q R, Q with
+/// orthonormal columns, R upper triangular (trapezoidal when T is wide). `q_order` places Q's
+/// (rows, new index), `r_order` R's (new index, columns).
+pub fn qr<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
+    t: &X,
+    grouped: Grouped<'_>,
+    q_order: &[usize],
+    r_order: &[usize],
+) -> Result<(Tensor<T>, Tensor<T>), ShapeError> {
+    let grouping = group(t, &grouped)?;
+    let (rows, cols) = (grouping.row_extents(), grouping.col_extents());
+    let (m, n) = (grouping.m, grouping.n);
+    let k = m.min(n);
+    if k == 0 {
+        let (q, r) = (Mat::<T>::zeros(m, 0), Mat::<T>::zeros(0, n));
+        return Ok((
+            tensor_of(q.as_ref(), &rows, &[0], q_order),
+            tensor_of(r.as_ref(), &[0], &cols, r_order),
+        ));
+    }
+    let qr = Qr::new(grouping.matrix());
+    let q = qr.compute_thin_Q();
+    Ok((
+        tensor_of(q.as_ref(), &rows, &[k], q_order),
+        tensor_of(qr.thin_R(), &[k], &cols, r_order),
+    ))
+}
+
+/// `let p[..] = matpow(a[..], n)`: Aⁿ by repeated squaring; A⁰ is the identity and a negative
+/// power the inverse's (an error for a singular A). `order` places the power's (rows,
+/// columns) in the result.
+pub fn matpow<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
+    a: &X,
+    grouped: Grouped<'_>,
+    power: i32,
+    order: &[usize],
+) -> Result<Tensor<T>, ShapeError> {
+    let grouping = group(a, &grouped)?;
+    require_square(&grouping, &grouped)?;
+    let (rows, cols) = (grouping.row_extents(), grouping.col_extents());
+    let n = grouping.n;
+    let mut base: Mat<T> = if power < 0 && n > 0 {
+        lu_of(grouping.matrix(), &grouped)?.inverse()
+    } else {
+        grouping.matrix().to_owned()
+    };
+    let mut result: Option<Mat<T>> = None;
+    let mut exponent = power.unsigned_abs();
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            result = Some(match result {
+                None => base.clone(),
+                Some(product) => &product * &base,
+            });
+        }
+        exponent >>= 1;
+        if exponent > 0 {
+            base = &base * &base;
+        }
+    }
+    let result = result.unwrap_or_else(|| Mat::<T>::identity(n, n));
+    Ok(tensor_of(result.as_ref(), &rows, &cols, order))
+}
