@@ -34,8 +34,8 @@ pub use tensor_dsl_macros::try_tensor;
 #[doc(hidden)]
 pub use tensor_dsl_macros::__tensor_unoptimized;
 pub use tensor_dsl_runtime::{
-    c32, c64, checks, iter, Element, Fractional, IntoShape, Real, ShapeError, ShapeErrorKind,
-    Tensor, TensorView, TensorViewMut,
+    c32, c64, checks, iter, Element, Fractional, IntoShape, MatrixElement, Real, ShapeError,
+    ShapeErrorKind, Tensor, TensorView, TensorViewMut,
 };
 
 /// Extents as types, which `tensor!` checks at compile time: nested arrays such as
@@ -60,13 +60,17 @@ pub mod cuda {
 
 /// Distributed tensors over MPI (feature `mpi`): a [`dist::World`] of processes and
 /// [`dist::DistTensor`]s spread over it by a [`dist::Distribution`], made, gathered and
-/// redistributed by collective calls. `tensor!` does not take them yet.
+/// redistributed by collective calls; `tensor!` statements over them run on every process.
 #[cfg(feature = "mpi")]
 pub mod dist {
     pub use tensor_dsl_runtime::dist::{
         mpi, DistError, DistTensor, Distribution, DistributionError, Split, Traffic, World,
     };
 }
+
+/// The matrix operations behind `tensor!`'s matrix statements (`cholesky`, `solve`, `eigh`,
+/// `svd`, `qr`, `matpow`), on `faer`.
+pub use tensor_dsl_runtime::matrix;
 
 #[doc = include_str!("../docs/compile-errors.md")]
 pub mod compile_errors {}

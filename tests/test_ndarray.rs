@@ -139,3 +139,37 @@ fn complex_arrays_in_any_layout_with_conj() {
     let expected = a.mapv(|x| x.conj()).t().dot(&b);
     assert_eq!(c, expected, "small integers in both parts: exact");
 }
+
+#[test]
+fn matrix_statements_read_arrays_of_any_layout() {
+    // A Fortran-order array (read in place), a reversed stepped slice (read through a copy)
+    // and a dynamic-rank array grouped (i, j) × (k, l).
+    let n = 7;
+    let m = filled(n, n, 3);
+    let mut a = Array2::<f64>::zeros((n, n).f());
+    a.assign(&(m.dot(&m.t()) + Array2::<f64>::eye(n) * n as f64));
+    let big = Array2::from_shape_fn((2 * n, 2 * n), |(i, j)| {
+        if i % 2 == 1 && j % 2 == 0 {
+            a[[n - 1 - i / 2, j / 2]]
+        } else {
+            f64::NAN
+        }
+    });
+    let reversed = big.slice(s![..;-2, ..;2]); // rows reversed: a itself, element for element
+    let t = ArrayD::from_shape_fn(IxDyn(&[2, 3, 4, 2]), |ix| {
+        ((ix[0] * 5 + ix[1] * 3 + ix[2] * 7 + ix[3]) % 13) as f64 - 6.0
+    });
+    tensor! {
+        let l[i, j] = cholesky(a[i, j]);
+        let l2[i, j] = cholesky(reversed[i, j]);
+        let back[i, j] = l[i, k] * l[j, k];
+        let (u[i, j, s], sv[s], vt[s, k, l]) = svd(t[i, j, k, l]);
+        let t_back[i, j, k, l] = u[i, j, s] * sv[s] * vt[s, k, l];
+    }
+    let a = Tensor::from_fn([n, n], |ix| a[[ix[0], ix[1]]]);
+    assert_close(&back, &a, 1e-13);
+    assert_close(&l2, &l, 1e-13);
+    let t = Tensor::from_fn([2, 3, 4, 2], |ix| t[IxDyn(ix)]);
+    assert_close(&t_back, &t, 1e-13);
+    assert_eq!(sv.len(), 6);
+}

@@ -8,9 +8,9 @@ pub use crate::exec::backend::{
 };
 pub use crate::exec::gemm::contract;
 pub use crate::exec::loop_nest::evaluate;
-pub use crate::exec::matrix::{cholesky, eigh, matpow, qr, solve, svd, Grouped, Truncation};
 pub use crate::exec::network::{contract_network, PlanCache};
 pub use crate::exec::step::{Axis, Step, TargetUse, Use};
+pub use crate::matrix::{cholesky, eigh, matpow, qr, solve, svd, Grouped, Truncation};
 pub use crate::operand::access::{
     Access, Detached, Mode, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, TargetShared,
     Witness,

@@ -51,6 +51,16 @@ pub use operand::extents::{
 pub use operand::ndarray::NdExtents;
 pub use tensor::{IntoShape, Tensor, TensorView, TensorViewMut};
 
+/// The matrix operations `tensor!`'s matrix statements call (`let l[i, j] = cholesky(a[i, j]);`
+/// and `solve`, `eigh`, `svd`, `qr`, `matpow`): each reads an operand as a matrix whose rows
+/// and columns are groups of its axes ([`Grouped`](matrix::Grouped)), calls `faer`, and returns
+/// the results in their `let`'s index order, or an error before making any.
+pub mod matrix {
+    pub use crate::exec::matrix::{
+        cholesky, eigh, matpow, qr, solve, svd, Grouped, SvdFactors, Truncation,
+    };
+}
+
 /// Iterators over the elements of views (ndarray's module name).
 pub mod iter {
     pub use crate::tensor::Iter;

@@ -183,6 +183,7 @@ impl Checker<'_> {
             tokens,
             name,
             text,
+            index_spans: names.iter().map(|(_, span)| *span).collect(),
             indices: names.into_iter().map(|(n, _)| n).collect(),
             rows: Vec::new(),
             cols: Vec::new(),
@@ -336,11 +337,11 @@ impl Checker<'_> {
                 }
                 (None, true) => a_cols.push(axis),
                 (Some(_), true) => self.error(
-                    a.span,
+                    a.index_spans[axis],
                     format!("index `{index}` of `{}` is in both `{}` and `{}`: `solve` reads `a · x = b`, each index of `a` shared with `b` (a row) or with `{}` (a column), not both", a.text, b.text, result.name, result.name),
                 ),
                 (None, false) => self.error(
-                    a.span,
+                    a.index_spans[axis],
                     format!("index `{index}` of `{}` is in neither `{}` nor `{}`: `solve` reads `a · x = b`, so each index of `a` is shared with `b` (a row) or with `{}` (a column)", a.text, b.text, result.name, result.name),
                 ),
             }
@@ -351,7 +352,7 @@ impl Checker<'_> {
                     b_cols.push(axis);
                 } else {
                     self.error(
-                        b.span,
+                        b.index_spans[axis],
                         format!("index `{index}` of `{}` is in neither `{}` nor `{}`: each index of `b` is a row of `a` or a right-hand side that `{}` holds too", b.text, a.text, result.name, result.name),
                     );
                 }
@@ -472,7 +473,7 @@ impl Checker<'_> {
                 for (axis, side) in side_of.iter().enumerate() {
                     if side.is_none() {
                         self.error(
-                            operand.span,
+                            operand.index_spans[axis],
                             format!("index `{}` of `{}` is in no result: put it in `{}` (a row) or in `{}` (a column)", operand.indices[axis], operand.text, factors[0].1.name, factors[1].1.name),
                         );
                     }

@@ -383,6 +383,16 @@ impl Resolver<'_> {
             "conj" => (Conj, 1),
             "re" => (Re, 1),
             "im" => (Im, 1),
+            _ if crate::syntax::MATRIX_FUNCTIONS.contains(&name.as_str()) => {
+                self.errors.error(
+                    function.span(),
+                    format!(
+                        "`{name}` is a matrix operation: it is a whole statement that binds its results, such as `let l[i, j] = cholesky(a[i, j]);`, and cannot be part of an expression; bind it first, then use the result"
+                    ),
+                );
+                scope.failed = true;
+                return ir::Expr::Call(Exp, Vec::new(), function.span());
+            }
             _ => {
                 self.errors.error(
                     function.span(),

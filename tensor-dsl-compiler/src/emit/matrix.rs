@@ -3,10 +3,11 @@
 //! returns every failure (rank, extents, a matrix not positive definite, …) before it makes any
 //! result, and the error surfaces as the block's other errors do.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote_spanned;
 
-use super::Context;
+use super::checks::located;
+use super::{hidden_numbered, Context};
 use crate::ir::matrix::{MatrixOp, MatrixOperand, MatrixStatement};
 
 pub fn emit_matrix(statement: &MatrixStatement, cx: &Context) -> TokenStream {
@@ -24,7 +25,13 @@ pub fn emit_matrix(statement: &MatrixStatement, cx: &Context) -> TokenStream {
     }
     let function = &statement.function;
     let at = cx.private_at(function.span());
+    let on_function_span = Span::mixed_site().located_at(function.span());
+    let callee = quote_spanned!(on_function_span=> #at::#function);
     let name = statement.op.name();
+    // Each argument is bound to a local first, on its own tokens (a value that is no tensor,
+    // or a power that is no `i32`, is reported there); the call is made entirely of tokens on
+    // the function's name, so an element type without matrix operations (`MatrixElement`) is
+    // reported on it.
     let mut args: Vec<TokenStream> = Vec::new();
     for operand in &statement.operands {
         let expr = &operand.tokens;
@@ -48,7 +55,7 @@ pub fn emit_matrix(statement: &MatrixStatement, cx: &Context) -> TokenStream {
                 .power
                 .as_ref()
                 .expect("checked: matpow has a power");
-            args.push(power.clone());
+            args.push(hygienic!({ let power: i32 = #power; power }));
             args.extend(orders);
         }
         MatrixOp::Svd => {
@@ -64,7 +71,14 @@ pub fn emit_matrix(statement: &MatrixStatement, cx: &Context) -> TokenStream {
             args.push(hygienic!(#p::Truncation { max_rank: #max_rank, cutoff: #cutoff }));
         }
     }
-    let call = cx.surface(hygienic!(#at::#function(#(#args),*)));
+    let locals: Vec<Ident> = (0..args.len())
+        .map(|k| hidden_numbered("__matrix_argument", k))
+        .collect();
+    for (local, arg) in locals.iter().zip(&args) {
+        tokens.extend(hygienic!(let #local = #arg;));
+    }
+    let on_function = locals.iter().map(|local| located(local, function.span()));
+    let call = cx.surface(quote_spanned!(on_function_span=> #callee(#(#on_function),*)));
     let bindings: Vec<TokenStream> = statement
         .results
         .iter()

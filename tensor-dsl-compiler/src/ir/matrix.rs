@@ -51,6 +51,8 @@ pub struct MatrixOperand {
     /// The access as written, `t[i, j]`.
     pub text: String,
     pub indices: Vec<String>,
+    /// Each index's token.
+    pub index_spans: Vec<Span>,
     /// The row axes and the column axes, each in the operand's order.
     pub rows: Vec<usize>,
     pub cols: Vec<usize>,

@@ -347,7 +347,17 @@ pub fn eigh<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
         .map_err(|_| no_convergence(&grouped))?;
     let values = eigen.S().column_vector();
     let w = vector((0..n).map(|k| values.get(k).real_part()));
+    finite(w.as_slice(), &grouped)?;
     Ok((w, tensor_of(eigen.U(), &rows, &[n], order)))
+}
+
+/// `faer` returns NaN values for a matrix with NaN or infinite elements; like LAPACK's
+/// drivers, such values count as not converging.
+fn finite<M: Real>(values: &[M], grouped: &Grouped<'_>) -> Result<(), ShapeError> {
+    match values.iter().all(|value| value.to_f64().is_finite()) {
+        true => Ok(()),
+        false => Err(no_convergence(grouped)),
+    }
 }
 
 fn no_convergence(grouped: &Grouped<'_>) -> ShapeError {
@@ -387,6 +397,7 @@ pub fn svd<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
     let svd = Svd::new_thin(grouping.matrix()).map_err(|_| no_convergence(&grouped))?;
     let values = svd.S().column_vector();
     let sigma: Vec<T::Modulus> = (0..k).map(|q| values.get(q).real_part()).collect();
+    finite(&sigma, &grouped)?;
     let (kept, error) = truncate(&sigma, truncation);
     let u = svd.U().subcols(0, kept);
     let vt = svd.V().subcols(0, kept).adjoint().to_owned();
