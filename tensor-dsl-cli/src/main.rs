@@ -9,13 +9,14 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 
 use proc_macro2::TokenStream;
-use tensor_dsl_compiler::{cuda, lower, trace, Config, Flavor};
+use tensor_dsl_compiler::{cuda, lower, trace_block, Config, Flavor, Trace, Traced};
 
 const USAGE: &str = "\
 usage: tensor-dsl explain '<statements>' [--extent INDEX=N]... [--no-optimize] [--cuda f32|f64|i32|i64|c32|c64] [--ranks P]
 
 Shows what tensor! does with a block: the checked IR, the IR after each pass, the plan of
-each statement, and the generated Rust. With --extent for every index, also the FLOP count
+each statement, and the generated Rust; for a matrix statement (`svd`, `cholesky`, …), how
+each operand is grouped into rows and columns. With --extent for every index, also the FLOP count
 and the memory of temporaries (products of three or more tensors pair by pair, in the order
 the run-time planner picks for those extents); with --cuda, the CUDA C module of each plan step;
 with --ranks and every extent, how each step runs over `DistTensor`s on P MPI ranks if every
@@ -130,13 +131,43 @@ fn explain(options: &Options) -> Result<String, String> {
         optimize: options.optimize,
         ..Config::new(Flavor::Panic)
     };
-    let trace = trace(tokens, config).map_err(|error| {
+    let parts = trace_block(tokens, config).map_err(|error| {
         error
             .into_iter()
             .map(|error| render(&options.source, error.span(), &error.to_string()))
             .collect::<Vec<_>>()
             .join("\n")
     })?;
+    if let [Traced::Statements(trace)] = parts.as_slice() {
+        return explain_statements(trace, options);
+    }
+    // A block with matrix statements: each part on its own, in order.
+    let mut out = String::new();
+    for (k, part) in parts.iter().enumerate() {
+        if k > 0 {
+            out.push('\n');
+        }
+        match part {
+            Traced::Statements(trace) => {
+                out.push_str(&format!("== part {k}: Einstein statements ==\n"));
+                out.push_str(&explain_statements(trace, options)?);
+            }
+            Traced::Matrix(lines) => {
+                out.push_str(&format!(
+                    "== part {k}: matrix statement (faer, on the host) ==\n"
+                ));
+                for line in lines {
+                    out.push_str(&format!("{line}\n"));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The report of one run of Einstein statements: the IR after each stage, the plan, costs,
+/// CUDA modules and the generated Rust.
+fn explain_statements(trace: &Trace, options: &Options) -> Result<String, String> {
     let mut out = String::new();
     for (stage, program) in &trace.stages {
         let heading = if *stage == "check" {
@@ -432,6 +463,23 @@ mod tests {
             "{report}"
         );
         assert!(report.contains("fn expansion()"), "{report}");
+    }
+
+    #[test]
+    fn explains_a_matrix_statement_and_the_statements_around_it() {
+        let report = explain(&options(
+            "let t[i, j, k, l] = a[i, j, k, l]; \
+             let (u[i, j, s], sv[s], vt[s, k, l]) = svd(t[i, j, k, l], max_rank = 8); \
+             let rho[i, j] = u[i, j, s] * u[i, j, s];",
+            &[],
+        ))
+        .expect("valid input");
+        assert!(report.contains("== part 0: Einstein statements =="), "{report}");
+        assert!(
+            report.contains("rows (i,j) × columns (k,l)") && report.contains("max_rank = 8"),
+            "{report}"
+        );
+        assert!(report.contains("== part 2: Einstein statements =="), "{report}");
     }
 
     #[test]

@@ -101,12 +101,22 @@ impl MatrixStatement {
                 }
             })
             .collect();
-        let operands: Vec<&str> = self.operands.iter().map(|o| o.text.as_str()).collect();
+        let mut arguments: Vec<String> = self.operands.iter().map(|o| o.text.clone()).collect();
+        let options = [
+            ("", &self.power),
+            ("max_rank = ", &self.max_rank),
+            ("cutoff = ", &self.cutoff),
+        ];
+        for (label, value) in options {
+            if let Some(value) = value {
+                arguments.push(format!("{label}{value}"));
+            }
+        }
         let mut lines = vec![format!(
             "let ({}) = {}({})",
             results.join(", "),
             self.op.name(),
-            operands.join(", ")
+            arguments.join(", ")
         )];
         for operand in &self.operands {
             let names = |axes: &[usize]| {
