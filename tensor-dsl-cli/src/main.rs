@@ -474,12 +474,18 @@ mod tests {
             &[],
         ))
         .expect("valid input");
-        assert!(report.contains("== part 0: Einstein statements =="), "{report}");
+        assert!(
+            report.contains("== part 0: Einstein statements =="),
+            "{report}"
+        );
         assert!(
             report.contains("rows (i,j) × columns (k,l)") && report.contains("max_rank = 8"),
             "{report}"
         );
-        assert!(report.contains("== part 2: Einstein statements =="), "{report}");
+        assert!(
+            report.contains("== part 2: Einstein statements =="),
+            "{report}"
+        );
     }
 
     #[test]

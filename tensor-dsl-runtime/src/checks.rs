@@ -281,18 +281,23 @@ pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (ShapeRef<'_>, StaticLayout
     (operand.__tdsl_shape(), StaticLayout::OF)
 }
 
-/// Implemented by the host backend only: the matrix operations (`cholesky`, `solve`, `qr`,
-/// `svd`, `eigh`, `matpow`) run on host tensors, calling `faer`. A `CudaTensor` or
-/// `DistTensor` operand is a compile error on its token, naming this trait.
+/// Implemented by the host's kind only ([`OnHost`]): the matrix operations (`cholesky`,
+/// `solve`, `qr`, `svd`, `eigh`, `matpow`) run on host tensors, calling `faer`. A
+/// `CudaTensor` ([`OnDevice`]) or `DistTensor` ([`OnDist`]) operand is a compile error on its
+/// token, naming this trait.
 #[diagnostic::on_unimplemented(
-    message = "matrix operations (`cholesky`, `solve`, `qr`, `svd`, `eigh`, `matpow`) run on host tensors only, not on `{Self}`'s",
+    message = "matrix operations (`cholesky`, `solve`, `qr`, `svd`, `eigh`, `matpow`) run on host tensors only, and this tensor is of kind `{Self}`",
     label = "not a host tensor",
     note = "copy a device tensor to the host first (`cuda_tensor.to_host()`); gather a distributed one (`gather_to_root`, or `redistribute` it replicated and take `local()`)"
 )]
 pub trait RunsMatrixOperations {}
 
-impl RunsMatrixOperations for crate::exec::backend::Host {}
+impl RunsMatrixOperations for OnHost {}
 
-/// Compiles only if `backend` is the host (see [`RunsMatrixOperations`]).
+/// Compiles only if `backend` runs on the host (see [`RunsMatrixOperations`]).
 #[inline(always)]
-pub fn runs_matrix_operations<B: RunsMatrixOperations>(_backend: &B) {}
+pub fn runs_matrix_operations<B: crate::exec::backend::Backend>(_backend: &B)
+where
+    B::Kind: RunsMatrixOperations,
+{
+}
