@@ -9,8 +9,10 @@
 //! one stride is read in place; otherwise the operand is copied once, permuted to (rows,
 //! columns).
 
-use faer::linalg::solvers::{DenseSolveCore, Llt, PartialPivLu, Qr, SelfAdjointEigen, Solve, Svd};
-use faer::{Mat, MatRef, Side};
+use faer::linalg::cholesky::llt;
+use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, Qr, Solve};
+use faer::linalg::svd;
+use faer::{Mat, MatMut, MatRef};
 
 use crate::element::{Element, MatrixElement, Real};
 use crate::error::{ShapeError, ShapeErrorKind};
@@ -207,10 +209,30 @@ fn tensor_of<T: MatrixElement>(
     order: &[usize],
 ) -> Tensor<T> {
     let (m, n) = (matrix.nrows(), matrix.ncols());
-    let mut data = Vec::with_capacity(m * n);
-    for r in 0..m {
-        data.extend((0..n).map(|c| *matrix.get(r, c)));
+    let mut data = vec![<T as Element>::ZERO; m * n];
+    // In square blocks, so that a column-major matrix (faer's own) is read and the row-major
+    // result written a cache line at a time.
+    const BLOCK: usize = 32;
+    for rows in (0..m).step_by(BLOCK) {
+        for cols in (0..n).step_by(BLOCK) {
+            for c in cols..(cols + BLOCK).min(n) {
+                for r in rows..(rows + BLOCK).min(m) {
+                    data[r * n + c] = *matrix.get(r, c);
+                }
+            }
+        }
     }
+    placed(data, row_extents, col_extents, order)
+}
+
+/// A row-major matrix buffer (rows `row_extents`, columns `col_extents`) as the result tensor
+/// (see [`tensor_of`]): free when `order` keeps the axes in place.
+fn placed<T: Element>(
+    data: Vec<T>,
+    row_extents: &[usize],
+    col_extents: &[usize],
+    order: &[usize],
+) -> Tensor<T> {
     let shape: Vec<usize> = row_extents.iter().chain(col_extents).copied().collect();
     let tensor = Tensor::from_shape_vec(shape, data).expect("the extents multiply to m × n");
     if order.iter().enumerate().all(|(q, &axis)| q == axis) {
@@ -219,6 +241,15 @@ fn tensor_of<T: MatrixElement>(
         tensor.view().permuted_axes(order).to_tensor()
     }
 }
+
+/// Scratch space for one of faer's in-place routines.
+fn scratch(request: dyn_stack::StackReq) -> dyn_stack::MemBuffer {
+    dyn_stack::MemBuffer::new(request)
+}
+
+/// faer's routines run on this thread: a statement's threads are the engines', and a matrix
+/// operation gives the same bits whatever the pool.
+const PAR: faer::Par = faer::Par::Seq;
 
 /// A vector as a rank-1 tensor.
 fn vector<M: Element>(values: impl Iterator<Item = M>) -> Tensor<M> {
@@ -244,17 +275,41 @@ pub fn cholesky<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
             order,
         ));
     }
-    let llt = Llt::new(grouping.matrix(), Side::Lower).map_err(|error| {
-        let faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index } = error;
+    // Factored in place in the result's own row-major buffer: A's lower triangle copied in,
+    // the upper zeroed, so no second n × n matrix is made.
+    let n = grouping.n;
+    let source = grouping.matrix();
+    let mut data = vec![<T as Element>::ZERO; n * n];
+    for r in 0..n {
+        for c in 0..=r {
+            data[r * n + c] = *source.get(r, c);
+        }
+    }
+    let mut factor = MatMut::from_row_major_slice_mut(&mut data, n, n);
+    let mut memory = scratch(llt::factor::cholesky_in_place_scratch::<T>(
+        n,
+        PAR,
+        Default::default(),
+    ));
+    llt::factor::cholesky_in_place(
+        factor.as_mut(),
+        Default::default(),
+        PAR,
+        dyn_stack::MemStack::new(&mut memory),
+        Default::default(),
+    )
+    .map_err(|error| {
+        let llt::factor::LltError::NonPositivePivot { index } = error;
         ShapeError::new(
             ShapeErrorKind::NotPositiveDefinite,
             format!(
-                "`cholesky` of `{}`: the matrix is not positive definite (pivot {index} of {} is not positive)",
-                grouped.text, grouping.n
+                "`cholesky` of `{}`: the matrix is not positive definite (pivot {index} of {n} is not positive)",
+                grouped.text
             ),
         )
     })?;
-    Ok(tensor_of(llt.L(), &rows, &cols, order))
+    // The in-place routine leaves the strict upper triangle as it found it: zero.
+    Ok(placed(data, &rows, &cols, order))
 }
 
 /// The LU factorization of a square matrix, or the error for a singular one.
@@ -343,7 +398,9 @@ pub fn eigh<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
             tensor_of(empty.as_ref(), &rows, &[0], order),
         ));
     }
-    let eigen = SelfAdjointEigen::new(grouping.matrix(), Side::Lower)
+    // faer's own column-major eigenvectors, copied once: written row-major in place, its
+    // solver runs at half speed.
+    let eigen = faer::linalg::solvers::SelfAdjointEigen::new(grouping.matrix(), faer::Side::Lower)
         .map_err(|_| no_convergence(&grouped))?;
     let values = eigen.S().column_vector();
     let w = vector((0..n).map(|k| values.get(k).real_part()));
@@ -394,17 +451,51 @@ pub fn svd<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
             <T::Modulus as Element>::ZERO,
         ));
     }
-    let svd = Svd::new_thin(grouping.matrix()).map_err(|_| no_convergence(&grouped))?;
-    let values = svd.S().column_vector();
+    // U and Vᴴ are written straight into the results' row-major buffers: U as the m × k
+    // matrix it is, V as the n × k matrix whose columns are Vᴴ's rows.
+    let mut u = vec![<T as Element>::ZERO; m * k];
+    let mut vt = vec![<T as Element>::ZERO; k * n];
+    let mut values = faer::diag::Diag::<T>::zeros(k);
+    let thin = svd::ComputeSvdVectors::Thin;
+    let mut memory = scratch(svd::svd_scratch::<T>(
+        m,
+        n,
+        thin,
+        thin,
+        PAR,
+        Default::default(),
+    ));
+    svd::svd(
+        grouping.matrix(),
+        values.as_mut(),
+        Some(MatMut::from_row_major_slice_mut(&mut u, m, k)),
+        Some(MatMut::from_column_major_slice_mut(&mut vt, n, k)),
+        PAR,
+        dyn_stack::MemStack::new(&mut memory),
+        Default::default(),
+    )
+    .map_err(|_| no_convergence(&grouped))?;
+    if !<T as faer::traits::ComplexField>::IS_REAL {
+        // That buffer holds Vᵀ; Vᴴ is its conjugate.
+        vt.iter_mut().for_each(|x| *x = x.conj());
+    }
+    let values = values.column_vector();
     let sigma: Vec<T::Modulus> = (0..k).map(|q| values.get(q).real_part()).collect();
     finite(&sigma, &grouped)?;
     let (kept, error) = truncate(&sigma, truncation);
-    let u = svd.U().subcols(0, kept);
-    let vt = svd.V().subcols(0, kept).adjoint().to_owned();
+    if kept < k {
+        // The first `kept` columns of U and rows of Vᴴ.
+        u = u
+            .chunks_exact(k)
+            .flat_map(|row| &row[..kept])
+            .copied()
+            .collect();
+        vt.truncate(kept * n);
+    }
     Ok((
-        tensor_of(u, &rows, &[kept], u_order),
+        placed(u, &rows, &[kept], u_order),
         vector(sigma[..kept].iter().copied()),
-        tensor_of(vt.as_ref(), &[kept], &cols, vt_order),
+        placed(vt, &[kept], &cols, vt_order),
         error,
     ))
 }
@@ -480,25 +571,33 @@ pub fn matpow<T: MatrixElement, X: Operand<Elem = T> + ?Sized>(
     require_square(&grouping, &grouped)?;
     let (rows, cols) = (grouping.row_extents(), grouping.col_extents());
     let n = grouping.n;
-    let mut base: Mat<T> = if power < 0 && n > 0 {
+    // In faer's column-major layout, where its products run fastest.
+    let input: Mat<T> = if power < 0 && n > 0 {
         lu_of(grouping.matrix(), &grouped)?.inverse()
     } else {
         grouping.matrix().to_owned()
     };
-    let mut result: Option<Mat<T>> = None;
-    let mut exponent = power.unsigned_abs();
-    while exponent > 0 {
-        if exponent & 1 == 1 {
-            result = Some(match result {
-                None => base.clone(),
-                Some(product) => &product * &base,
-            });
-        }
-        exponent >>= 1;
-        if exponent > 0 {
-            base = &base * &base;
+    let input = input.as_ref();
+    // Left-to-right binary powering: for each bit after the leading one, square, then
+    // multiply by the input if the bit is set.
+    let exponent = power.unsigned_abs();
+    let mut products: Vec<bool> = Vec::new(); // `false`: square; `true`: times the input
+    for bit in (0..u32::BITS.saturating_sub(exponent.leading_zeros() + 1)).rev() {
+        products.push(false);
+        if exponent >> bit & 1 == 1 {
+            products.push(true);
         }
     }
-    let result = result.unwrap_or_else(|| Mat::<T>::identity(n, n));
+    let mut current: Option<Mat<T>> = None;
+    for &times_input in &products {
+        let lhs = current.as_ref().map_or(input, |value| value.as_ref());
+        let rhs = if times_input { input } else { lhs };
+        current = Some(lhs * rhs);
+    }
+    let result = match (current, exponent) {
+        (Some(product), _) => product,
+        (None, 0) => Mat::<T>::identity(n, n),
+        (None, _) => input.to_owned(),
+    };
     Ok(tensor_of(result.as_ref(), &rows, &cols, order))
 }
