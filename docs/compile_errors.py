@@ -26,6 +26,7 @@ SECTIONS = [
     ("shapes", "Ranks"),
     ("static_shapes", "Static shapes (nested arrays)"),
     ("targets", "Targets"),
+    ("matrix", "Matrix statements"),
     ("recovery", "Several errors at once"),
     ("warnings", "Warnings: likely typos (denied here, so they show as errors)"),
 ]
