@@ -219,6 +219,15 @@ fn eigh_of_a_four_index_tensor_and_of_a_hermitian_matrix() {
     }
     assert_eq!(w.shape(), &[12]);
     assert_near(&hv, &vw, 1e-11);
+    // A `mut` result is written by a later statement of the block.
+    let twice = w.clone();
+    tensor! {
+        let (mut w2[s], _v2[i, j, s]) = eigh(h[i, j, k, l]);
+        w2[s] *= 2;
+    }
+    for (got, once) in w2.iter().zip(twice.iter()) {
+        assert!((got - 2.0 * once).abs() < 1e-12);
+    }
 
     // A complex Hermitian matrix: real eigenvalues, unitary vectors.
     let n = 9;

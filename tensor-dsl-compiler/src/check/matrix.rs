@@ -598,33 +598,33 @@ fn expression_tokens(arg: &Expr) -> Option<TokenStream> {
     })
 }
 
-/// A matrix statement's tensor results have the rank its `let` gives them. The statements
-/// after it are checked as a part of their own, which sees the results as outside tensors, so
-/// this walk over the whole block finds a later access with another number of indices at
-/// compile time.
+/// A matrix statement's tensor results have the rank its `let` gives them, and only a `mut`
+/// one is written. The statements after it are checked as a part of their own, which sees the
+/// results as outside tensors, so this walk over the whole block finds a later access with
+/// another number of indices, or a write to a result bound without `mut`, at compile time.
 pub fn check_result_ranks(parsed: &[syntax::Parsed], errors: &mut Errors) {
-    let mut ranks: HashMap<String, (usize, String)> = HashMap::new();
-    let check = |ranks: &HashMap<String, (usize, String)>,
-                 place: &syntax::Place,
-                 indices: &IndexList,
-                 errors: &mut Errors| {
-        if place.bare_name.is_none() {
-            return;
-        }
-        if let Some((rank, function)) = ranks.get(&place.text) {
-            if *rank != indices.indices.len() {
-                errors.error(
-                    place.span,
-                    format!(
+    /// A result's rank, the function that made it, and whether it is `mut`.
+    type Results = HashMap<String, (usize, String, bool)>;
+    let mut results: Results = HashMap::new();
+    let check =
+        |results: &Results, place: &syntax::Place, indices: &IndexList, errors: &mut Errors| {
+            if place.bare_name.is_none() {
+                return;
+            }
+            if let Some((rank, function, _)) = results.get(&place.text) {
+                if *rank != indices.indices.len() {
+                    errors.error(
+                        place.span,
+                        format!(
                         "`{}` has {rank} {} where `{function}` binds it, but this access uses {}",
                         place.text,
                         if *rank == 1 { "index" } else { "indices" },
                         indices.indices.len()
                     ),
-                );
+                    );
+                }
             }
-        }
-    };
+        };
     for statement in parsed {
         let syntax::Parsed::Ok(statement) = statement else {
             continue;
@@ -633,34 +633,49 @@ pub fn check_result_ranks(parsed: &[syntax::Parsed], errors: &mut Errors) {
             syntax::Statement::Matrix(matrix) => {
                 for arg in &matrix.args {
                     visit_accesses(arg, &mut |place, indices| {
-                        check(&ranks, place, indices, errors)
+                        check(&results, place, indices, errors)
                     });
                 }
                 for result in &matrix.results {
                     let name = result.name.unraw().to_string();
                     match &result.indices {
                         Some(indices) => {
-                            ranks
-                                .insert(name, (indices.indices.len(), matrix.function.to_string()));
+                            let function = matrix.function.to_string();
+                            let mutable = result.mutability.is_some();
+                            results.insert(name, (indices.indices.len(), function, mutable));
                         }
                         None => {
-                            ranks.remove(&name);
+                            results.remove(&name);
                         }
                     }
                 }
             }
             syntax::Statement::Let(statement) => {
                 visit_accesses(&statement.value, &mut |place, indices| {
-                    check(&ranks, place, indices, errors)
+                    check(&results, place, indices, errors)
                 });
-                ranks.remove(&statement.name.unraw().to_string());
+                results.remove(&statement.name.unraw().to_string());
             }
             syntax::Statement::Assign(statement) => {
                 if let Some(indices) = &statement.indices {
-                    check(&ranks, &statement.place, indices, errors);
+                    check(&results, &statement.place, indices, errors);
+                    let written = statement
+                        .place
+                        .bare_name
+                        .as_ref()
+                        .and_then(|_| results.get(&statement.place.text));
+                    if let Some((_, function, false)) = written {
+                        errors.error(
+                            statement.place.span,
+                            format!(
+                                "`{}` is written here, but the `{function}` statement binds it without `mut`; write `mut {}[..]` in that `let`",
+                                statement.place.text, statement.place.text
+                            ),
+                        );
+                    }
                 }
                 visit_accesses(&statement.value, &mut |place, indices| {
-                    check(&ranks, place, indices, errors)
+                    check(&results, place, indices, errors)
                 });
             }
         }

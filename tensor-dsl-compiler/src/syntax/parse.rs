@@ -129,13 +129,11 @@ fn statement(input: ParseStream) -> syn::Result<Statement> {
 
 fn let_statement(input: ParseStream) -> syn::Result<LetStatement> {
     let let_token = input.parse()?;
-    let mutability = input.parse()?;
-    let name = input.parse()?;
-    let indices = if input.peek(token::Bracket) {
-        Some(index_list(input)?)
-    } else {
-        None
-    };
+    let MatrixResult {
+        mutability,
+        name,
+        indices,
+    } = binding(input)?;
     let lookahead = input.lookahead1();
     let ty = if lookahead.peek(Token![:]) {
         let _: Token![:] = input.parse()?;
@@ -187,11 +185,11 @@ fn matrix_statement(input: ParseStream) -> syn::Result<MatrixStatement> {
         let content;
         parenthesized!(content in input);
         let results = whole_group(&content, |content| {
-            content.parse_terminated(matrix_result, Token![,])
+            content.parse_terminated(binding, Token![,])
         })?;
         results.into_iter().collect()
     } else {
-        vec![matrix_result(input)?]
+        vec![binding(input)?]
     };
     let _: Token![=] = input.parse()?;
     let function: syn::Ident = input.parse()?;
@@ -207,8 +205,8 @@ fn matrix_statement(input: ParseStream) -> syn::Result<MatrixStatement> {
     })
 }
 
-/// `'mut'? NAME indices?`
-fn matrix_result(input: ParseStream) -> syn::Result<MatrixResult> {
+/// `'mut'? NAME indices?`: what a `let` binds (a matrix statement, one or a tuple of them).
+fn binding(input: ParseStream) -> syn::Result<MatrixResult> {
     let mutability = input.parse()?;
     let name = input.parse()?;
     let indices = if input.peek(token::Bracket) {

@@ -6,5 +6,7 @@ fn main() {
         let (w[s], v[i, s]) = eigh(h[i, j]);
         let rho[i, j] = v[i, j, s] * v[i, j, s];
         let n = w[s, s];
+        // `v` is bound without `mut`.
+        v[i, s] *= 2;
     }
 }
