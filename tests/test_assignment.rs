@@ -320,3 +320,10 @@ fn a_dereferenced_scalar_is_a_target() {
     tensor! { **handle = a[i]; }
     assert!((*boxed - sum_over(&[13], |r| at(&a, r))).abs() < 1e-12);
 }
+
+#[test]
+fn an_empty_block_is_an_expression() {
+    let unit: () = tensor! {};
+    let closure = || tensor! {};
+    assert_eq!((unit, closure()), ((), ()));
+}

@@ -60,10 +60,14 @@ pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
 /// Expands a block with an explicit configuration.
 pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
     let (parsed, checked) = parse_and_check(input);
-    let segments = match checked {
+    let mut segments = match checked {
         Ok(segments) => segments,
         Err(error) => return emit::fallback(&parsed, error, &config.runtime),
     };
+    if segments.is_empty() {
+        // An empty block is still an expression (`()`), as a block of statements is.
+        segments.push(Segment::Statements(empty_program()));
+    }
     let mut code = TokenStream::new();
     for segment in segments {
         match segment {
