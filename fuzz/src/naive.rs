@@ -170,6 +170,9 @@ impl<V: Fuzzed> State<'_, V> {
             TensorOrigin::Rust(tokens) => Err(Skip::Unsupported(format!(
                 "Rust-expression tensor {tokens}"
             ))),
+            TensorOrigin::Slice { .. } => Err(Skip::Unsupported(
+                "a view of a range (`x[i in lo..hi]`)".to_owned(),
+            )),
             TensorOrigin::Let { name, .. } => Err(Skip::Unsupported(format!(
                 "`{name}` read before its statement ran"
             ))),

@@ -355,6 +355,9 @@ impl<T: Dispatched> State<'_, T> {
             TensorOrigin::Rust(tokens) => Err(Skip::Unsupported(format!(
                 "Rust-expression tensor {tokens}"
             ))),
+            TensorOrigin::Slice { .. } => Err(Skip::Unsupported(
+                "a view of a range (`x[i in lo..hi]`)".to_owned(),
+            )),
             TensorOrigin::Let { name, .. } => {
                 panic!("plan reads `{name}` (tensor {tensor}) before the statement making it ran")
             }

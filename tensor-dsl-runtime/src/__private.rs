@@ -17,12 +17,14 @@ pub use crate::operand::access::{
 };
 pub use crate::operand::array::LetResult;
 pub use crate::operand::check::{
-    check_position, check_rank, check_result_size, expect, unify, Occurrence,
+    check_position, check_range, check_rank, check_result_size, expect, range_len, unify,
+    Occurrence,
 };
 pub use crate::operand::extents::{
     AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, Meet, StaticLayout,
     MAX_STATIC_RANK,
 };
+pub use crate::operand::range::{slice, Sliced};
 pub use crate::operand::static_access::{StaticAccess, StaticTarget};
 pub use crate::tensor::Tensor;
 

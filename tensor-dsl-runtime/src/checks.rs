@@ -7,7 +7,9 @@ use crate::element::{c32, c64, Element, Fractional, Real};
 use crate::operand::access::{Access, TargetAccess, Witness};
 use crate::operand::extents::StaticLayout;
 
-pub use crate::exec::backend::{same_backend, OnDevice, OnDist, OnHost, RunsOn};
+pub use crate::exec::backend::{
+    same_backend, slices_run, OnDevice, OnDist, OnHost, RunsOn, SlicesRun,
+};
 pub use crate::operand::access::{
     Operand, ReadOnlyTarget, ShapeRef, TargetOwned, TargetShared, WritableView,
 };

@@ -222,6 +222,13 @@ impl Checker<'_> {
                     );
                     ok = false;
                 }
+                Index::Range(range) => {
+                    self.error(
+                        range.var.span(),
+                        format!("a matrix operation takes whole axes: slice a view first, such as `{{ {name}.view().slice_axis(axis, lo..hi) }}[..]`"),
+                    );
+                    ok = false;
+                }
             }
         }
         ok.then_some(names)

@@ -90,6 +90,15 @@ impl Resolver<'_> {
             Some(indices) => {
                 let lhs = self.slots(indices, scope);
                 for (slot, index) in lhs.iter().zip(&indices.indices) {
+                    if let Index::Range(range) = index {
+                        self.errors.error(
+                            range.var.span(),
+                            format!(
+                                "a new tensor cannot have a range; the indices of `let {name}[..]` name its whole axes: a range belongs on an operand"
+                            ),
+                        );
+                        scope.failed = true;
+                    }
                     if let (Slot::Fixed(_), Index::Position(_) | Index::Computed(..)) =
                         (slot, index)
                     {
@@ -171,6 +180,18 @@ impl Resolver<'_> {
         };
         let (target, lhs) = match &statement.indices {
             Some(indices) => {
+                for index in &indices.indices {
+                    if let Index::Range(range) = index {
+                        self.errors.error(
+                            range.var.span(),
+                            format!(
+                                "a range on a target is not supported yet: write into a view made before the block, such as `let part = {}.view_mut().slice_axis(0, lo..hi);`, then `part[..] = …`",
+                                statement.place.text
+                            ),
+                        );
+                        scope.failed = true;
+                    }
+                }
                 let access = self.place_access(&statement.place, indices, scope);
                 let lhs = access.slots.clone();
                 (ir::Target::Tensor { access }, lhs)
@@ -187,6 +208,9 @@ impl Resolver<'_> {
             }
         };
         let terms = self.terms(&value, scope);
+        if let ir::Target::Tensor { access } = &target {
+            self.check_target_not_sliced(access, &terms, scope);
+        }
         ir::Statement {
             target,
             lhs,
@@ -319,9 +343,10 @@ impl Resolver<'_> {
                             },
                             None,
                         );
+                        let tensor = self.sliced(tensor, indices, &text, scope);
                         ir::Access {
                             tensor,
-                            name: "{..}".to_owned(),
+                            name: sliced_name("{..}", indices),
                             slots: self.slots(indices, scope),
                             text,
                             span: brace.span.open(),
@@ -539,13 +564,104 @@ impl Resolver<'_> {
                 tensor
             }
         };
+        let tensor = self.sliced(tensor, indices, &text, scope);
         ir::Access {
             tensor,
-            name: place.text.clone(),
+            name: sliced_name(&place.text, indices),
             slots: self.slots(indices, scope),
             text,
             span: place.span,
         }
+    }
+
+    /// The tensor an access reads: `tensor` itself, or, where the access has ranges
+    /// (`x[i in 1..n]`), a new binding for the view of those positions (`TensorOrigin::Slice`),
+    /// its bounds numbered among the block's positions.
+    fn sliced(
+        &mut self,
+        tensor: TensorId,
+        indices: &IndexList,
+        text: &str,
+        scope: &mut StatementScope,
+    ) -> TensorId {
+        let mut ranges = Vec::new();
+        for (axis, index) in indices.indices.iter().enumerate() {
+            let Index::Range(range) = index else {
+                continue;
+            };
+            let lo = match &range.lo {
+                Some(bound) => self.bound(bound, scope),
+                None => Position::Literal(0),
+            };
+            let hi = range.hi.as_ref().map(|bound| self.bound(bound, scope));
+            ranges.push(ir::SliceRange { axis, lo, hi });
+        }
+        if ranges.is_empty() {
+            return tensor;
+        }
+        let base = &self.program.tensors[tensor];
+        let slice = ir::Tensor {
+            origin: TensorOrigin::Slice {
+                base: tensor,
+                ranges,
+            },
+            name: base.name.clone(),
+            rank: indices.indices.len(),
+            first_access: text.to_owned(),
+            temporary: false,
+        };
+        self.new_tensor(slice, None)
+    }
+
+    /// A range of the statement's own target (`x[i] = x[i in 1..n]`) would hold a borrow of
+    /// the target while the statement writes it: refused, with the way around it.
+    fn check_target_not_sliced(
+        &mut self,
+        target: &ir::Access,
+        terms: &[ir::Term],
+        scope: &mut StatementScope,
+    ) {
+        let mut sliced = Vec::new();
+        for term in terms {
+            term.expr.visit_accesses(&mut |access| {
+                if let TensorOrigin::Slice { base, .. } = self.program.tensors[access.tensor].origin
+                {
+                    if self.program.memory_of(base) == self.program.memory_of(target.tensor) {
+                        sliced.push((access.span, access.text.clone()));
+                    }
+                }
+            });
+        }
+        for (span, text) in sliced {
+            self.errors.error(
+                span,
+                format!(
+                    "`{text}` reads a range of this statement's own target `{}`: read it into a `let` first, then write the target from that",
+                    target.name
+                ),
+            );
+            scope.failed = true;
+        }
+    }
+
+    /// A range's bound as a position: a number, or a Rust value evaluated when the block starts.
+    fn bound(&mut self, bound: &syntax::Bound, scope: &mut StatementScope) -> Position {
+        let tokens = match bound {
+            syntax::Bound::Literal(literal) => {
+                return Position::Literal(literal.base10_parse::<usize>().unwrap_or_else(|error| {
+                    self.errors.push(error);
+                    scope.failed = true;
+                    0
+                }))
+            }
+            syntax::Bound::Name(name) => {
+                scope.names.push((name_of(name), name.span()));
+                name.to_token_stream()
+            }
+            syntax::Bound::Computed(brace, tokens) => braced(tokens, brace.span.join()),
+        };
+        self.program.positions.push(tokens);
+        Position::Computed(self.program.positions.len() - 1)
     }
 
     fn new_tensor(&mut self, tensor: ir::Tensor, first_token: Option<syn::Ident>) -> TensorId {
@@ -577,10 +693,12 @@ impl Resolver<'_> {
             .indices
             .iter()
             .map(|index| match index {
-                Index::Var(ident) => Slot::Var(ir::IndexVar {
-                    name: name_of(ident),
-                    span: ident.span(),
-                }),
+                Index::Var(ident) | Index::Range(syntax::RangeIndex { var: ident, .. }) => {
+                    Slot::Var(ir::IndexVar {
+                        name: name_of(ident),
+                        span: ident.span(),
+                    })
+                }
                 Index::Position(literal) => {
                     let position = literal.base10_parse::<usize>().unwrap_or_else(|error| {
                         self.errors.push(error);
@@ -778,6 +896,37 @@ fn index_span(index: &Index) -> Span {
         Index::Var(ident) => ident.span(),
         Index::Position(literal) => literal.span(),
         Index::Computed(brace, _) => brace.span.join(),
+        Index::Range(range) => range.var.span(),
+    }
+}
+
+/// The name an access shows in the IR: the tensor's, followed by its ranges where it has any
+/// (`x[1..n, :]`), so `explain` shows which view a statement reads.
+fn sliced_name(name: &str, indices: &IndexList) -> String {
+    if !indices
+        .indices
+        .iter()
+        .any(|index| matches!(index, Index::Range(_)))
+    {
+        return name.to_owned();
+    }
+    let axes: Vec<String> = indices
+        .indices
+        .iter()
+        .map(|index| match index {
+            Index::Range(range) => format!("{}..{}", bound_text(&range.lo), bound_text(&range.hi)),
+            _ => ":".to_owned(),
+        })
+        .collect();
+    format!("{name}[{}]", axes.join(", "))
+}
+
+fn bound_text(bound: &Option<syntax::Bound>) -> String {
+    match bound {
+        None => String::new(),
+        Some(syntax::Bound::Literal(literal)) => literal.to_string(),
+        Some(syntax::Bound::Name(name)) => name_of(name),
+        Some(syntax::Bound::Computed(_, tokens)) => format!("{{{tokens}}}"),
     }
 }
 
@@ -790,6 +939,12 @@ fn access_text(name: &str, indices: &IndexList) -> String {
             Index::Var(ident) => name_of(ident),
             Index::Position(literal) => literal.to_string(),
             Index::Computed(_, tokens) => format!("{{{tokens}}}"),
+            Index::Range(range) => format!(
+                "{} in {}..{}",
+                name_of(&range.var),
+                bound_text(&range.lo),
+                bound_text(&range.hi)
+            ),
         })
         .collect();
     format!("{name}[{}]", slots.join(", "))

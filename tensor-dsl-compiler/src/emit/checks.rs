@@ -80,6 +80,16 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
                     tokens.extend(hygienic!(#call;));
                 }
             }
+            // Each range of a view (`x[i in 1..n]`) inside its base's axis.
+            if let TensorOrigin::Slice { base, ranges } = &program.tensors[access.tensor].origin {
+                for range in ranges {
+                    let extent = axis_extent(program, &extents, *base, range.axis);
+                    let (axis, lo, hi) = (range.axis, position_expr(range.lo), end_expr(range.hi));
+                    let text = &access.text;
+                    let call = check(hygienic!(#p::check_range(#text, #axis, #lo, #hi, #extent)));
+                    tokens.extend(hygienic!(#call;));
+                }
+            }
         }
         for var in statement.all_vars() {
             let mut occurrences = Vec::new();
@@ -265,6 +275,21 @@ fn axis_extent(
             let local = &extents[&(*statement, var)];
             hygienic!(#local)
         }
+        TensorOrigin::Slice { base, ranges } => {
+            let extent = axis_extent(program, extents, *base, axis);
+            match ranges.iter().find(|range| range.axis == axis) {
+                // Checked by `check_range` before any extent is used.
+                Some(range) => {
+                    let lo = position_expr(range.lo);
+                    let end = match range.hi {
+                        Some(hi) => position_expr(hi),
+                        None => extent,
+                    };
+                    hygienic!((#end).saturating_sub(#lo))
+                }
+                None => extent,
+            }
+        }
         _ => {
             // A static extent as the type's constant (the compiler cannot see into the shape
             // slice), so the extents unified from it are constants too.
@@ -305,6 +330,17 @@ pub fn binding_proofs(program: &Program, cx: &Context) -> TokenStream {
 }
 
 /// A fixed position as a `usize` expression.
+/// A range's end as an `Option<usize>` (`None`: the axis's end).
+pub(super) fn end_expr(hi: Option<Position>) -> TokenStream {
+    match hi {
+        Some(hi) => {
+            let hi = position_expr(hi);
+            hygienic!(::core::option::Option::Some(#hi))
+        }
+        None => hygienic!(::core::option::Option::None),
+    }
+}
+
 pub(super) fn position_expr(position: Position) -> TokenStream {
     match position {
         Position::Literal(value) => hygienic!(#value),

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
 
-use super::checks::{layout_local, located, position_expr};
+use super::checks::{end_expr, layout_local, located, position_expr};
 use super::{hidden, hidden_numbered, tensor_expr, Context};
 use crate::ir::{
     AssignOp, BinaryOp, Capability, Exponent, Expr, Function, IndexVar, Scale, Slot, Statement,
@@ -253,8 +253,9 @@ impl StatementEmitter<'_> {
                 TokenStream::new(),
             ),
         };
+        let slices = self.slices(steps, target);
         Frame {
-            backend,
+            backend: hygienic!(#slices #backend),
             operands,
             layouts: self.let_layouts(steps, target),
             is_static: self.static_flag(steps, target, result.as_ref()),
@@ -309,9 +310,43 @@ impl StatementEmitter<'_> {
                     let layout = layout_local(tensor);
                     Some(hygienic!(let #layout = #p::layout_of(&#name);))
                 }
+                TensorOrigin::Slice { .. } => {
+                    let (layout, slice) = (
+                        layout_local(tensor),
+                        tensor_expr(&self.plan.program.tensors, tensor),
+                    );
+                    Some(hygienic!(let #layout = #p::layout_of(&#slice);))
+                }
                 TensorOrigin::External(_) | TensorOrigin::Rust(_) => None,
             });
         hygienic!(#(#lets)*)
+    }
+
+    /// `let __slice_N = …` for each view of a range (`x[i in 1..n]`) the statement reads, made
+    /// from its base where the statement starts (the block's checks found its ranges inside
+    /// their axes). With backends, one whose tensors a range cannot cut is a type error on it.
+    fn slices(&self, steps: &[Step], target: Option<TensorId>) -> TokenStream {
+        let p = self.cx.private();
+        let tensors = &self.plan.program.tensors;
+        let mut code = TokenStream::new();
+        for tensor in self.tensors(steps, target) {
+            let TensorOrigin::Slice { base, ranges } = &tensors[tensor].origin else {
+                continue;
+            };
+            let (slice, base) = (tensor_expr(tensors, tensor), tensor_expr(tensors, *base));
+            let ranges = ranges.iter().map(|range| {
+                let (axis, lo, hi) = (range.axis, position_expr(range.lo), end_expr(range.hi));
+                hygienic!((#axis, #lo, #hi))
+            });
+            if self.cx.dispatch {
+                code.extend(hygienic! {
+                    use #p::{HostBackend as _, OwnBackend as _};
+                    #p::slices_run(&(&&#p::Probe(&#base)).__tdsl_probe_backend());
+                });
+            }
+            code.extend(hygienic!(let #slice = #p::slice(&#base, &[#(#ranges),*]);));
+        }
+        code
     }
 
     /// `let __static: bool = …`: whether every tensor of the statement has static extents

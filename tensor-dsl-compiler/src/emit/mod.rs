@@ -180,6 +180,8 @@ fn tensor_expr(plan_tensors: &[crate::ir::Tensor], tensor: TensorId) -> TokenStr
         TensorOrigin::External(tokens) => tokens.clone(),
         TensorOrigin::Rust(_) => hidden_numbered("__tensor", tensor).into_token_stream(),
         TensorOrigin::Let { name, .. } => name.clone().into_token_stream(),
+        // Made where the statement starts (`cpu.rs`'s `slices`).
+        TensorOrigin::Slice { .. } => hidden_numbered("__slice", tensor).into_token_stream(),
     }
 }
 

@@ -86,7 +86,17 @@ impl Program {
     /// writable view `v`), so a write to any of them counts as a write to all of them; a
     /// tensor a `let` of the block made is fresh memory and aliases nothing else.
     pub fn may_alias(&self, written: TensorId, read: TensorId) -> bool {
+        // A slice is its base's memory.
+        let (written, read) = (self.memory_of(written), self.memory_of(read));
         written == read || (!self.tensors[written].is_fresh() && !self.tensors[read].is_fresh())
+    }
+
+    /// The tensor whose memory `tensor` is: itself, or a slice's base.
+    pub fn memory_of(&self, tensor: TensorId) -> TensorId {
+        match self.tensors[tensor].origin {
+            TensorOrigin::Slice { base, .. } => self.memory_of(base),
+            _ => tensor,
+        }
     }
 
     /// Whether `statement` makes a temporary the compiler introduced (never a user's `let`,
@@ -136,6 +146,20 @@ pub enum TensorOrigin {
     /// The result of the `let` of statement `statement` of this block (the user's, or a
     /// temporary a pass introduced).
     Let { statement: usize, name: Ident },
+    /// `x[i in 1..n]`: the view of some positions of tensor `base`'s axes, made where a
+    /// statement reads it; its bounds are checked with the block's other checks.
+    Slice {
+        base: TensorId,
+        ranges: Vec<SliceRange>,
+    },
+}
+
+/// The positions `lo..hi` of one axis (`hi` none: to the axis's end).
+#[derive(Clone, Debug)]
+pub struct SliceRange {
+    pub axis: usize,
+    pub lo: Position,
+    pub hi: Option<Position>,
 }
 
 /// An index variable; two are the same index when their names are equal.

@@ -105,6 +105,25 @@ pub enum Index {
     Position(syn::LitInt),
     /// A fixed position computed by Rust, `{ k + 1 }`.
     Computed(token::Brace, TokenStream),
+    /// An index over a range of the axis, `i in 1..n`: the access reads the view of those
+    /// positions, `i` running from 0 over its length.
+    Range(RangeIndex),
+}
+
+/// `i in lo..hi`, either bound left out (`i in 1..`, `i in ..n`).
+#[derive(Clone, Debug)]
+pub struct RangeIndex {
+    pub var: syn::Ident,
+    pub lo: Option<Bound>,
+    pub hi: Option<Bound>,
+}
+
+/// A bound of a range: a number, a Rust `usize` variable, or an expression in braces.
+#[derive(Clone, Debug)]
+pub enum Bound {
+    Literal(syn::LitInt),
+    Name(syn::Ident),
+    Computed(token::Brace, TokenStream),
 }
 
 /// A right-hand side expression.

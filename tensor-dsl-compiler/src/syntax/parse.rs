@@ -9,8 +9,8 @@ use syn::parse::{ParseStream, Parser};
 use syn::{braced, bracketed, parenthesized, token, Token};
 
 use super::{
-    AssignOp, AssignStatement, BinaryOp, Expr, Index, IndexList, LetStatement, MatrixResult,
-    MatrixStatement, Place, Statement, TensorSource, MATRIX_FUNCTIONS,
+    AssignOp, AssignStatement, BinaryOp, Bound, Expr, Index, IndexList, LetStatement, MatrixResult,
+    MatrixStatement, Place, RangeIndex, Statement, TensorSource, MATRIX_FUNCTIONS,
 };
 use crate::diagnostics::Errors;
 
@@ -376,6 +376,26 @@ fn index(input: ParseStream) -> syn::Result<Index> {
                 ),
             ));
         }
+        if input.peek(Token![in]) {
+            let _: Token![in] = input.parse()?;
+            let lo = if input.peek(Token![..]) {
+                None
+            } else {
+                Some(bound(input)?)
+            };
+            if input.peek(Token![..=]) {
+                return Err(input.error(
+                    "a range of positions is written `lo..hi`, the end left out, as in Rust slices",
+                ));
+            }
+            let _: Token![..] = input.parse()?;
+            let hi = if input.is_empty() || input.peek(Token![,]) {
+                None
+            } else {
+                Some(bound(input)?)
+            };
+            return Ok(Index::Range(RangeIndex { var, lo, hi }));
+        }
         Ok(Index::Var(var))
     } else if lookahead.peek(syn::LitInt) {
         let position: syn::LitInt = input.parse()?;
@@ -390,6 +410,29 @@ fn index(input: ParseStream) -> syn::Result<Index> {
         let content;
         let brace = braced!(content in input);
         Ok(Index::Computed(brace, content.parse()?))
+    } else {
+        Err(lookahead.error())
+    }
+}
+
+/// A bound of a range: `INTEGER | IDENT | '{' rust-expression '}'`.
+fn bound(input: ParseStream) -> syn::Result<Bound> {
+    let lookahead = input.lookahead1();
+    if lookahead.peek(syn::LitInt) {
+        let literal: syn::LitInt = input.parse()?;
+        literal.base10_parse::<usize>().map_err(|_| {
+            syn::Error::new(
+                literal.span(),
+                "a range's bound is a position: a whole number that fits in `usize`",
+            )
+        })?;
+        Ok(Bound::Literal(literal))
+    } else if lookahead.peek(syn::Ident) {
+        Ok(Bound::Name(input.parse()?))
+    } else if lookahead.peek(token::Brace) {
+        let content;
+        let brace = braced!(content in input);
+        Ok(Bound::Computed(brace, content.parse()?))
     } else {
         Err(lookahead.error())
     }

@@ -9,6 +9,7 @@
 use crate::element::{Element, Kind};
 use crate::operand::access::{Mode, Witness};
 use crate::operand::array::LetResult;
+use crate::operand::range::Sliced;
 use crate::tensor::{Tensor, TensorView, TensorViewMut};
 
 use super::network::PlanCache;
@@ -262,6 +263,42 @@ impl<X: OnBackend + ?Sized> OnBackend for &mut X {
     fn __tdsl_backend(&self) -> X::Backend {
         (**self).__tdsl_backend()
     }
+}
+
+/// A view of a range of positions (`x[i in 1..n]`) runs where its base does, on the host or
+/// a device; a distributed tensor's ranges are refused (`SlicesRun`).
+impl<X: OnBackend + ?Sized> OnBackend for Sliced<'_, X>
+where
+    X::Kind: SlicesRun,
+{
+    type Kind = X::Kind;
+    type Backend = X::Backend;
+    fn __tdsl_backend(&self) -> X::Backend {
+        self.base().__tdsl_backend()
+    }
+}
+
+impl<K: SlicesRun, X: RunsOn<K> + ?Sized> RunsOn<K> for Sliced<'_, X> {}
+
+/// Implemented by the kinds of tensors whose accesses a range may cut: the host's and a
+/// device's. A distributed tensor's access names the tensor, not its elements, so a range of
+/// a `DistTensor` is a compile error on it.
+#[diagnostic::on_unimplemented(
+    message = "a range of positions (`x[i in lo..hi]`) reads host and device tensors, and this tensor is of kind `{Self}`",
+    label = "no ranges here",
+    note = "redistribute the part you need first, or gather the tensor to the host"
+)]
+pub trait SlicesRun {}
+
+impl SlicesRun for OnHost {}
+impl SlicesRun for OnDevice {}
+
+/// Compiles only if a range may cut the accesses of `backend`'s tensors (see [`SlicesRun`]).
+#[inline(always)]
+pub fn slices_run<B: Backend>(_backend: &B)
+where
+    B::Kind: SlicesRun,
+{
 }
 
 /// Implemented by tensors whose backend is of kind `K`.

@@ -83,6 +83,37 @@ pub fn check_position(
     ))
 }
 
+/// Checks the range `lo..hi` (`hi` none: to the end) on axis `axis` of `access` against the
+/// axis's extent.
+pub fn check_range(
+    access: &'static str,
+    axis: usize,
+    lo: usize,
+    hi: Option<usize>,
+    extent: usize,
+) -> Result<(), ShapeError> {
+    let end = hi.unwrap_or(extent);
+    if lo <= end && end <= extent {
+        return Ok(());
+    }
+    let range = match hi {
+        Some(hi) => format!("{lo}..{hi}"),
+        None => format!("{lo}.."),
+    };
+    Err(ShapeError::new(
+        ShapeErrorKind::OutOfBounds,
+        format!(
+            "the range {range} on axis {axis} of `{access}` is out of bounds: the axis has extent {extent}"
+        ),
+    ))
+}
+
+/// The length of a range checked by [`check_range`].
+#[inline(always)]
+pub fn range_len(lo: usize, hi: Option<usize>, extent: usize) -> usize {
+    hi.unwrap_or(extent).saturating_sub(lo)
+}
+
 /// Checks that the tensor a `let` makes (named `name`, or an intermediate result when `None`)
 /// can exist: its element count fits in memory's addresses. Checked with the block's other
 /// shape errors, so through `try_tensor!` an impossible result is an `Err`, never a panic

@@ -1,6 +1,6 @@
 //! What generated code sees of any tensor: raw accesses to operands and targets, extents as
-//! types, nested arrays, slices, `Vec`s and ndarray arrays as operands, and the run-time shape
-//! checks. Imports only `tensor`.
+//! types, nested arrays, slices, `Vec`s and ndarray arrays as operands, views of ranges of
+//! positions (`x[i in 1..n]`), and the run-time shape checks. Imports only `tensor`.
 
 pub(crate) mod access;
 pub(crate) mod array;
@@ -8,5 +8,6 @@ pub(crate) mod check;
 pub(crate) mod extents;
 #[cfg(feature = "ndarray")]
 pub(crate) mod ndarray;
+pub(crate) mod range;
 pub(crate) mod slice;
 pub(crate) mod static_access;
