@@ -600,3 +600,24 @@ fn complex_statements_match_the_host() {
     );
     assert_eq!(on_device.to_host().unwrap(), before);
 }
+
+#[test]
+fn ranges_of_device_tensors_read_and_write_views_on_the_device() {
+    let device = CudaDevice::simulator();
+    let x = data::<f64>(&[9, 4], 11);
+    let a = data::<f64>(&[5, 4], 12);
+    let dx = CudaTensor::from_host(&device, &x).unwrap();
+    let da = CudaTensor::from_host(&device, &a).unwrap();
+    let mut c = Tensor::<f64>::full([7, 5], 3.0);
+    let mut dc = CudaTensor::from_host(&device, &c).unwrap();
+    tensor! {
+        let d[i, j] = x[i in 1.., j] - x[i in ..8, j];
+        c[i in 2.., k] = x[i in 3..8, j] * a[k, j];
+    }
+    tensor! {
+        let dd[i, j] = dx[i in 1.., j] - dx[i in ..8, j];
+        dc[i in 2.., k] = dx[i in 3..8, j] * da[k, j];
+    }
+    assert_close(&d, &dd);
+    assert_close(&c, &dc);
+}

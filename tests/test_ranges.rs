@@ -98,3 +98,55 @@ fn a_view_writes_into_another_tensor_and_extents_are_checked() {
     })();
     assert_eq!(result.unwrap_err().kind(), ShapeErrorKind::ExtentMismatch);
 }
+
+#[test]
+fn ranges_of_targets_write_only_those_positions() {
+    for (m, k, n) in [(3, 4, 5), (70, 90, 65)] {
+        let a = data::<f64>(&[m, k], 7);
+        let b = data::<f64>(&[k, n], 8);
+        let mut c = Tensor::<f64>::full([m + 2, n], 9.0);
+        // A GEMM into rows 1..m+1; rows 0 and m+1 stay as they were.
+        tensor! { c[i in 1..{ m + 1 }, j] = a[i, l] * b[l, j]; }
+        let product =
+            |i: usize, j: usize| sum_over(&[k], |kx| at(&a, &[i, kx[0]]) * at(&b, &[kx[0], j]));
+        let expected = reference(&[m + 2, n], |ix| {
+            if ix[0] == 0 || ix[0] == m + 1 {
+                9.0
+            } else {
+                product(ix[0] - 1, ix[1])
+            }
+        });
+        assert_close(&c, &expected, 1e-13);
+        // `+=` and `*=` on a range; `*=` reads the very view it writes.
+        tensor! {
+            c[i in ..1, j] += a[i in ..1, l] * b[l, j];
+            c[i in { m + 1 }.., j] *= 2;
+        }
+        for j in 0..n {
+            assert!((at(&c, &[0, j]) - (9.0 + product(0, j))).abs() < 1e-12);
+            assert_eq!(at(&c, &[m + 1, j]), 18.0);
+        }
+    }
+    // A writable view's range, and an out-of-bounds target range refused before any write.
+    let mut buffer = Tensor::<f64>::zeros([4, 6]);
+    let view = buffer.view_mut().slice_axis(1, 1..5); // 4 × 4
+    let x = data::<f64>(&[2, 2], 9);
+    tensor! { view[i in 1..3, j in 2..] = x[i, j]; }
+    for (i, j) in [(1usize, 3usize), (1, 4), (2, 3), (2, 4)] {
+        assert_eq!(at(&buffer, &[i, j]), at(&x, &[i - 1, j - 3]));
+    }
+    assert_eq!(buffer.iter().filter(|&&v| v != 0.0).count(), 4);
+    let result = (|| -> Result<(), ShapeError> {
+        try_tensor! {
+            buffer[i, j] = 1;
+            buffer[i in 3..5, j] = 2;
+        }
+        Ok(())
+    })();
+    assert_eq!(result.unwrap_err().kind(), ShapeErrorKind::OutOfBounds);
+    assert_eq!(
+        buffer.iter().filter(|&&v| v == 1.0).count(),
+        0,
+        "nothing was written"
+    );
+}

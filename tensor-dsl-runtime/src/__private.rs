@@ -24,7 +24,7 @@ pub use crate::operand::extents::{
     AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, Meet, StaticLayout,
     MAX_STATIC_RANK,
 };
-pub use crate::operand::range::{slice, Sliced};
+pub use crate::operand::range::{slice, slice_target, Sliced, SlicedTarget};
 pub use crate::operand::static_access::{StaticAccess, StaticTarget};
 pub use crate::tensor::Tensor;
 

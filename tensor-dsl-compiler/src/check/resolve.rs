@@ -56,6 +56,9 @@ struct StatementScope {
     names: Vec<(String, Span)>,
     /// What the statement's operators and functions ask of the element type, at their tokens.
     needs: Vec<(ir::Capability, Span)>,
+    /// The views of ranges the statement reads or writes, by base and ranges: one binding each
+    /// (`c[i in 1..] *= 2` reads the very view it writes).
+    slices: Vec<(TensorId, String, TensorId)>,
     failed: bool,
 }
 
@@ -180,18 +183,6 @@ impl Resolver<'_> {
         };
         let (target, lhs) = match &statement.indices {
             Some(indices) => {
-                for index in &indices.indices {
-                    if let Index::Range(range) = index {
-                        self.errors.error(
-                            range.var.span(),
-                            format!(
-                                "a range on a target is not supported yet: write into a view made before the block, such as `let part = {}.view_mut().slice_axis(0, lo..hi);`, then `part[..] = …`",
-                                statement.place.text
-                            ),
-                        );
-                        scope.failed = true;
-                    }
-                }
                 let access = self.place_access(&statement.place, indices, scope);
                 let lhs = access.slots.clone();
                 (ir::Target::Tensor { access }, lhs)
@@ -599,6 +590,14 @@ impl Resolver<'_> {
         if ranges.is_empty() {
             return tensor;
         }
+        let key = sliced_name("", indices);
+        if let Some(&(_, _, slice)) = scope
+            .slices
+            .iter()
+            .find(|(base, seen, _)| *base == tensor && *seen == key)
+        {
+            return slice;
+        }
         let base = &self.program.tensors[tensor];
         let slice = ir::Tensor {
             origin: TensorOrigin::Slice {
@@ -610,34 +609,48 @@ impl Resolver<'_> {
             first_access: text.to_owned(),
             temporary: false,
         };
-        self.new_tensor(slice, None)
+        let slice = self.new_tensor(slice, None);
+        scope.slices.push((tensor, key, slice));
+        slice
     }
 
-    /// A range of the statement's own target (`x[i] = x[i in 1..n]`) would hold a borrow of
-    /// the target while the statement writes it: refused, with the way around it.
+    /// A statement writes its target through a borrow of the target's tensor that no other
+    /// view of it can share: reading a range of its own target (`x[i] = x[i in 1..n]`), or the
+    /// tensor a range target cuts (`x[i in 0..2] = x[i]`), is refused with the way around it.
     fn check_target_not_sliced(
         &mut self,
         target: &ir::Access,
         terms: &[ir::Term],
         scope: &mut StatementScope,
     ) {
-        let mut sliced = Vec::new();
+        let program = &self.program;
+        let target_is_slice = matches!(
+            program.tensors[target.tensor].origin,
+            TensorOrigin::Slice { .. }
+        );
+        let mut refused = Vec::new();
         for term in terms {
             term.expr.visit_accesses(&mut |access| {
-                if let TensorOrigin::Slice { base, .. } = self.program.tensors[access.tensor].origin
+                if access.tensor == target.tensor
+                    || program.memory_of(access.tensor) != program.memory_of(target.tensor)
                 {
-                    if self.program.memory_of(base) == self.program.memory_of(target.tensor) {
-                        sliced.push((access.span, access.text.clone()));
-                    }
+                    return;
+                }
+                let read_is_slice = matches!(
+                    program.tensors[access.tensor].origin,
+                    TensorOrigin::Slice { .. }
+                );
+                if read_is_slice || target_is_slice {
+                    refused.push((access.span, access.text.clone()));
                 }
             });
         }
-        for (span, text) in sliced {
+        for (span, text) in refused {
             self.errors.error(
                 span,
                 format!(
-                    "`{text}` reads a range of this statement's own target `{}`: read it into a `let` first, then write the target from that",
-                    target.name
+                    "`{text}` reads the tensor this statement writes through `{}`, another view of it: read it into a `let` first, then write the target from that",
+                    target.text
                 ),
             );
             scope.failed = true;

@@ -310,6 +310,11 @@ impl StatementEmitter<'_> {
                     let layout = layout_local(tensor);
                     Some(hygienic!(let #layout = #p::layout_of(&#name);))
                 }
+                // A range target's view is no operand: its extents are run-time ones.
+                TensorOrigin::Slice { .. } if Some(tensor) == target => {
+                    let layout = layout_local(tensor);
+                    Some(hygienic!(let #layout = #p::StaticLayout::<#p::Dynamic>::OF;))
+                }
                 TensorOrigin::Slice { .. } => {
                     let (layout, slice) = (
                         layout_local(tensor),
@@ -322,9 +327,11 @@ impl StatementEmitter<'_> {
         hygienic!(#(#lets)*)
     }
 
-    /// `let __slice_N = …` for each view of a range (`x[i in 1..n]`) the statement reads, made
-    /// from its base where the statement starts (the block's checks found its ranges inside
-    /// their axes). With backends, one whose tensors a range cannot cut is a type error on it.
+    /// `let __slice_N = …` for each view of a range (`x[i in 1..n]`) the statement reads or
+    /// writes, made from its base where the statement starts (the block's checks found its
+    /// ranges inside their axes). A target's range is cut from the base's own target access,
+    /// and runs on the base's backend. With backends, one whose tensors a range cannot cut is a
+    /// type error on it.
     fn slices(&self, steps: &[Step], target: Option<TensorId>) -> TokenStream {
         let p = self.cx.private();
         let tensors = &self.plan.program.tensors;
@@ -338,13 +345,32 @@ impl StatementEmitter<'_> {
                 let (axis, lo, hi) = (range.axis, position_expr(range.lo), end_expr(range.hi));
                 hygienic!((#axis, #lo, #hi))
             });
+            code.extend(hygienic!(use #p::{HostBackend as _, OwnBackend as _};));
             if self.cx.dispatch {
                 code.extend(hygienic! {
-                    use #p::{HostBackend as _, OwnBackend as _};
                     #p::slices_run(&(&&#p::Probe(&#base)).__tdsl_probe_backend());
                 });
             }
-            code.extend(hygienic!(let #slice = #p::slice(&#base, &[#(#ranges),*]);));
+            if Some(tensor) == target {
+                let span = match &self.statement.target {
+                    Target::Tensor { access } => access.span,
+                    _ => unreachable!("a range target is an existing tensor's"),
+                };
+                let write_method = located(&hidden("__tdsl_target"), span);
+                code.extend(hygienic! {
+                    let __slice_backend = (&&#p::Probe(&#base)).__tdsl_probe_backend();
+                    let #slice = #p::slice_target(
+                        __slice_backend,
+                        {
+                            use #p::{ReadOnlyTarget as _, TargetOwned as _, TargetShared as _};
+                            #base.#write_method()
+                        },
+                        &[#(#ranges),*],
+                    );
+                });
+            } else {
+                code.extend(hygienic!(let #slice = #p::slice(&#base, &[#(#ranges),*]);));
+            }
         }
         code
     }

@@ -17,6 +17,7 @@ use super::error::CudaError;
 use super::tensor::CudaTensor;
 
 /// A device: every step is its generated module, launched there.
+#[derive(Clone)]
 pub struct Device(pub(crate) CudaDevice);
 
 /// A device failure inside `tensor!`: a panic with the error's message at the macro call.

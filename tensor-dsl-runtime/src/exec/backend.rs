@@ -9,7 +9,7 @@
 use crate::element::{Element, Kind};
 use crate::operand::access::{Mode, Witness};
 use crate::operand::array::LetResult;
-use crate::operand::range::Sliced;
+use crate::operand::range::{Sliced, SlicedTarget};
 use crate::tensor::{Tensor, TensorView, TensorViewMut};
 
 use super::network::PlanCache;
@@ -156,6 +156,7 @@ pub trait Backend {
 }
 
 /// The host: the engines of `loop_nest.rs`, `gemm.rs` and `network.rs`.
+#[derive(Clone, Copy)]
 pub struct Host;
 
 impl Backend for Host {
@@ -279,6 +280,17 @@ where
 }
 
 impl<K: SlicesRun, X: RunsOn<K> + ?Sized> RunsOn<K> for Sliced<'_, X> {}
+
+impl<T: Element, B: Backend> RunsOn<B::Kind> for SlicedTarget<'_, T, B> {}
+
+/// A target's range runs on its tensor's backend.
+impl<T: Element, B: Backend + Clone> OnBackend for SlicedTarget<'_, T, B> {
+    type Kind = B::Kind;
+    type Backend = B;
+    fn __tdsl_backend(&self) -> B {
+        self.backend().clone()
+    }
+}
 
 /// Implemented by the kinds of tensors whose accesses a range may cut: the host's and a
 /// device's. A distributed tensor's access names the tensor, not its elements, so a range of

@@ -386,6 +386,19 @@ impl<'a, T> TargetAccess<'a, T> {
     pub fn shape(&self) -> &[usize] {
         &self.raw.shape
     }
+
+    /// The positions of this target that start `offset` elements later and span `shape` (a
+    /// range of its positions, `c[i in lo..hi]`): the same writable borrow, re-lent.
+    pub(crate) fn cut<'s>(&'s self, shape: &'s [usize], offset: isize) -> TargetAccess<'s, T> {
+        let mut raw = self.raw;
+        raw.shape = shape.into();
+        raw.offset += offset;
+        TargetAccess {
+            raw,
+            exclusive: self.exclusive,
+            _borrow: PhantomData,
+        }
+    }
 }
 
 /// An operand of a statement as it is read: itself, or a copy where it overlaps the target

@@ -1,9 +1,11 @@
 //! `x[i in lo..hi]` → `Sliced`: an operand's view of some positions of its axes, itself an
-//! operand, with no copy. Invariant: it only moves the access's start and shortens its
+//! operand, with no copy; `c[i in lo..hi] = …` → `SlicedTarget`, a target's. Invariant: it only moves the access's start and shortens its
 //! extents; it never dereferences, so a wrong range can only make a statement's `Step::new`
 //! refuse it, and the block's checks (`check_range`) find every wrong range first.
 
-use super::access::{Access, Operand, ShapeRef};
+use crate::element::Element;
+
+use super::access::{Access, Operand, ShapeRef, TargetAccess, TargetShared};
 use super::extents::Dynamic;
 
 /// The positions `lo..hi` of some axes of `base` (see [`slice`]).
@@ -20,7 +22,19 @@ pub fn slice<'a, X: Operand + ?Sized>(
     base: &'a X,
     ranges: &[(usize, usize, Option<usize>)],
 ) -> Sliced<'a, X> {
-    let mut shape = base.__tdsl_shape().to_vec();
+    let (shape, starts) = cut(base.__tdsl_shape().to_vec(), ranges);
+    Sliced {
+        base,
+        shape,
+        starts,
+    }
+}
+
+/// A shape cut to `ranges`, and where each axis now starts.
+fn cut(
+    mut shape: Vec<usize>,
+    ranges: &[(usize, usize, Option<usize>)],
+) -> (Vec<usize>, Vec<usize>) {
     let mut starts = vec![0; shape.len()];
     for &(axis, lo, hi) in ranges {
         let hi = hi.unwrap_or(shape[axis]);
@@ -31,10 +45,57 @@ pub fn slice<'a, X: Operand + ?Sized>(
         shape[axis] = hi - lo;
         starts[axis] = lo;
     }
-    Sliced {
-        base,
+    (shape, starts)
+}
+
+/// The offset, in elements, of the first position of a cut view; 0 for an empty one.
+fn start_offset(shape: &[usize], starts: &[usize], strides: &[isize]) -> isize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    starts
+        .iter()
+        .zip(strides)
+        .map(|(&start, &stride)| start as isize * stride)
+        .sum()
+}
+
+/// `c[i in lo..hi] = …`: a target's access cut to a range of its positions, written as a
+/// writable view is (`TargetShared`), on the backend `B` its tensor runs on.
+pub struct SlicedTarget<'a, T, B> {
+    target: TargetAccess<'a, T>,
+    backend: B,
+    shape: Vec<usize>,
+    offset: isize,
+}
+
+/// The target `target` (of a tensor on `backend`) cut to `ranges` (see [`slice`]).
+pub fn slice_target<'a, T, B>(
+    backend: B,
+    target: TargetAccess<'a, T>,
+    ranges: &[(usize, usize, Option<usize>)],
+) -> SlicedTarget<'a, T, B> {
+    let (shape, starts) = cut(target.raw.shape.to_vec(), ranges);
+    let offset = start_offset(&shape, &starts, target.raw.strides);
+    SlicedTarget {
+        target,
+        backend,
         shape,
-        starts,
+        offset,
+    }
+}
+
+impl<T, B> SlicedTarget<'_, T, B> {
+    /// The backend of the tensor the target is of.
+    pub(crate) fn backend(&self) -> &B {
+        &self.backend
+    }
+}
+
+impl<T: Element, B> TargetShared for SlicedTarget<'_, T, B> {
+    type Elem = T;
+    fn __tdsl_target(&self) -> TargetAccess<'_, T> {
+        self.target.cut(&self.shape, self.offset)
     }
 }
 
@@ -54,12 +115,7 @@ impl<X: Operand + ?Sized> Operand for Sliced<'_, X> {
     fn __tdsl_operand(&self) -> Access<'_, X::Elem> {
         let mut access = self.base.__tdsl_operand();
         let raw = &mut access.raw;
-        if !raw.shape.contains(&0) && !self.shape.contains(&0) {
-            // The element at the ranges' starts; none when the view is empty.
-            for (&start, &stride) in self.starts.iter().zip(raw.strides) {
-                raw.offset += start as isize * stride;
-            }
-        }
+        raw.offset += start_offset(&self.shape, &self.starts, raw.strides);
         raw.shape = self.shape.as_slice().into();
         access
     }

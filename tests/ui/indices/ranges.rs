@@ -5,8 +5,8 @@ fn main() {
     let mut c = Tensor::<f64>::zeros([4]);
     let n = 4usize;
     tensor! {
-        // A range on a target.
-        c[i in 0..2] = x[i];
+        // A range target reading the tensor it cuts.
+        c[i in 0..2] = c[i];
         // A range on a new tensor's index.
         let d[i in 0..2] = x[i];
         // A range of the statement's own target.
