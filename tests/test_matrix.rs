@@ -552,3 +552,22 @@ fn tensor_panics_with_the_same_message() {
     let a = Tensor::from_shape_vec([2, 2], vec![-1.0, 0.0, 0.0, 1.0]).unwrap();
     tensor! { let _l[i, j] = cholesky(a[i, j]); }
 }
+
+#[test]
+fn empty_matrices_of_any_layout() {
+    // Zero rows under a grouping whose axes do not step as one stride, and an empty view whose
+    // start lies past its buffer's end.
+    let t = Tensor::<f64>::zeros([0, 3, 2, 3]);
+    let square = Tensor::<f64>::zeros([0, 3, 0, 3]);
+    let view = square.view().permuted_axes(&[0, 3, 2, 1]);
+    tensor! {
+        let p[i, j, k, l] = matpow(view[i, j, k, l], 2);
+        let (u[i, k, s], sv[s], vt[s, j, l]) = svd(t[i, j, k, l]);
+    }
+    assert_eq!((p.shape(), sv.shape()), (&[0, 3, 0, 3][..], &[0][..]));
+    assert_eq!((u.shape(), vt.shape()), (&[0, 2, 0][..], &[0, 3, 3][..]));
+    let big = Tensor::<f64>::zeros([4, 4]);
+    let corner = big.view().slice_axis(0, 4..4).slice_axis(1, 4..4);
+    tensor! { let e[i, j] = matpow(corner[i, j], 3); }
+    assert_eq!(e.shape(), &[0, 0]);
+}

@@ -66,17 +66,22 @@ impl<T: MatrixElement> Grouping<'_, T> {
         if let Some(copy) = &self.copy {
             return MatRef::from_row_major_slice(copy.as_slice(), self.m, self.n);
         }
+        if self.m == 0 || self.n == 0 {
+            // No element to read, and an empty view's offset need not point into its buffer.
+            return MatRef::from_row_major_slice(&[], self.m, self.n);
+        }
         let (data, _, layout) = self.view.raw();
         let (row_stride, col_stride) = (
             self.group_stride(&self.rows).expect("checked by `group`"),
             self.group_stride(&self.cols).expect("checked by `group`"),
         );
-        // SAFETY: `host_view` proved every offset the view addresses in bounds of a buffer
-        // valid for reads for the view's lifetime, which `&self` does not outlive. The rows
-        // and the columns each step through memory as one stride (`group_stride`), so element
-        // (r, c) of this matrix is the view's element at the multi-index whose row axes spell
-        // r and column axes c, an offset the view addresses; with m or n zero nothing is read.
-        // `faer` only reads through a `MatRef`.
+        // SAFETY: the view has elements (m, n > 0), so `host_view` proved its offset and every
+        // offset it addresses in bounds of a buffer valid for reads for the view's lifetime,
+        // which `&self` does not outlive. The rows and the columns each step through memory as
+        // one stride (`group_stride`, which `group` checked for a view read in place), so
+        // element (r, c) of this matrix is the view's element at the multi-index whose row axes
+        // spell r and column axes c, an offset the view addresses. `faer` only reads through a
+        // `MatRef`.
         unsafe {
             MatRef::from_raw_parts(
                 data.offset(layout.offset),
