@@ -17,8 +17,7 @@ pub use crate::operand::access::{
 };
 pub use crate::operand::array::LetResult;
 pub use crate::operand::check::{
-    check_position, check_range, check_rank, check_result_size, expect, range_len, unify,
-    Occurrence,
+    check_position, check_range, check_rank, check_result_size, expect, unify, Occurrence,
 };
 pub use crate::operand::extents::{
     AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, Meet, StaticLayout,

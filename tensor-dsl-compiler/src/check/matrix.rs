@@ -10,6 +10,7 @@ use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt;
 
+use super::resolve::braced;
 use crate::diagnostics::Errors;
 use crate::ir::matrix::{MatrixOp, MatrixOperand, MatrixResult, MatrixStatement};
 use crate::syntax::{self, Expr, Index, IndexList, TensorSource};
@@ -165,9 +166,7 @@ impl Checker<'_> {
         let (tokens, name) = match tensor {
             TensorSource::Place(place) => (place.tokens.clone(), place.text.clone()),
             TensorSource::Rust(brace, tokens) => {
-                let mut group = Group::new(Delimiter::Brace, tokens.clone());
-                group.set_span(brace.span.join());
-                (TokenTree::Group(group).into(), "{…}".to_owned())
+                (braced(tokens, brace.span.join()), "{…}".to_owned())
             }
         };
         let names = self.index_names(indices, &name)?;
@@ -586,11 +585,7 @@ fn expression_tokens(arg: &Expr) -> Option<TokenStream> {
     Some(match arg {
         Expr::Literal(literal) => literal.to_token_stream(),
         Expr::Scalar(place) => place.tokens.clone(),
-        Expr::RustScalar(brace, tokens) => {
-            let mut group = Group::new(Delimiter::Brace, tokens.clone());
-            group.set_span(brace.span.join());
-            TokenTree::Group(group).into()
-        }
+        Expr::RustScalar(brace, tokens) => braced(tokens, brace.span.join()),
         Expr::Neg { minus, operand } => {
             let mut tokens = minus.to_token_stream();
             tokens.extend(expression_tokens(operand)?);

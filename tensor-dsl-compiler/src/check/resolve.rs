@@ -399,23 +399,17 @@ impl Resolver<'_> {
             "conj" => (Conj, 1),
             "re" => (Re, 1),
             "im" => (Im, 1),
-            _ if crate::syntax::MATRIX_FUNCTIONS.contains(&name.as_str()) => {
-                self.errors.error(
-                    function.span(),
+            _ => {
+                let message = if crate::syntax::MATRIX_FUNCTIONS.contains(&name.as_str()) {
                     format!(
                         "`{name}` is a matrix operation: it is a whole statement that binds its results, such as `let l[i, j] = cholesky(a[i, j]);`, and cannot be part of an expression; bind it first, then use the result"
-                    ),
-                );
-                scope.failed = true;
-                return ir::Expr::Call(Exp, Vec::new(), function.span());
-            }
-            _ => {
-                self.errors.error(
-                    function.span(),
+                    )
+                } else {
                     format!(
                         "unknown function `{name}`; the element-wise functions are exp, ln (or log), sqrt, abs, sin, cos, tan, tanh, sigmoid, max, min, pow, powi, conj, re and im"
-                    ),
-                );
+                    )
+                };
+                self.errors.error(function.span(), message);
                 scope.failed = true;
                 return ir::Expr::Call(Exp, Vec::new(), function.span());
             }
@@ -861,7 +855,7 @@ fn name_of(ident: &syn::Ident) -> String {
 }
 
 /// `{ tokens }` as one expression token, spanned like the user's braces.
-fn braced(tokens: &TokenStream, span: Span) -> TokenStream {
+pub(super) fn braced(tokens: &TokenStream, span: Span) -> TokenStream {
     let mut group = Group::new(Delimiter::Brace, tokens.clone());
     group.set_span(span);
     TokenTree::Group(group).into()

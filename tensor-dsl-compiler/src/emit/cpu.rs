@@ -345,7 +345,9 @@ impl StatementEmitter<'_> {
                 let (axis, lo, hi) = (range.axis, position_expr(range.lo), end_expr(range.hi));
                 hygienic!((#axis, #lo, #hi))
             });
-            code.extend(hygienic!(use #p::{HostBackend as _, OwnBackend as _};));
+            if code.is_empty() {
+                code.extend(hygienic!(use #p::{HostBackend as _, OwnBackend as _};));
+            }
             if self.cx.dispatch {
                 code.extend(hygienic! {
                     #p::slices_run(&(&&#p::Probe(&#base)).__tdsl_probe_backend());

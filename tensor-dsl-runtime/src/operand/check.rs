@@ -108,12 +108,6 @@ pub fn check_range(
     ))
 }
 
-/// The length of a range checked by [`check_range`].
-#[inline(always)]
-pub fn range_len(lo: usize, hi: Option<usize>, extent: usize) -> usize {
-    hi.unwrap_or(extent).saturating_sub(lo)
-}
-
 /// Checks that the tensor a `let` makes (named `name`, or an intermediate result when `None`)
 /// can exist: its element count fits in memory's addresses. Checked with the block's other
 /// shape errors, so through `try_tensor!` an impossible result is an `Err`, never a panic
