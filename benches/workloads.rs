@@ -471,6 +471,44 @@ fn permutation(c: &mut Criterion) {
                 .into_owned()
         })
     });
+    g.bench_function("copy_from_slice (same bytes, no permutation)", |bench| {
+        bench.iter(|| {
+            let mut t = vec![0.0f32; n * n * n];
+            t.copy_from_slice(a.as_slice());
+            t
+        })
+    });
+    g.finish();
+
+    let n = 48;
+    let a = data(&[n, n, n, n], 0);
+    let aa = array(&a);
+    let mut g = group(
+        c,
+        "permutation zxwy = xyzw, 48⁴",
+        Throughput::Bytes(2 * 4 * (n * n * n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let t[z, x, w, y] = a[x, y, z, w]; }
+            t
+        })
+    });
+    g.bench_function("ndarray as_standard_layout", |bench| {
+        bench.iter(|| {
+            aa.view()
+                .permuted_axes(IxDyn(&[2, 0, 3, 1]))
+                .as_standard_layout()
+                .into_owned()
+        })
+    });
+    g.bench_function("copy_from_slice (same bytes, no permutation)", |bench| {
+        bench.iter(|| {
+            let mut t = vec![0.0f32; n * n * n * n];
+            t.copy_from_slice(a.as_slice());
+            t
+        })
+    });
     g.finish();
 }
 
@@ -526,6 +564,33 @@ fn reductions(c: &mut Criterion) {
         bench.iter(|| aa.sum_axis(Axis(1)))
     });
     g.finish();
+
+    let mut g = group(
+        c,
+        "column sums over 4096²",
+        Throughput::Bytes(4 * (n * n) as u64),
+    );
+    g.bench_function("tensor!", |bench| {
+        bench.iter(|| {
+            tensor! { let s[j] = a[i, j]; }
+            s
+        })
+    });
+    g.bench_function("naive loop", |bench| {
+        bench.iter(|| {
+            let mut sums = vec![0.0f32; n];
+            for row in a.as_slice().chunks(n) {
+                for (sum, &x) in sums.iter_mut().zip(row) {
+                    *sum += x;
+                }
+            }
+            sums
+        })
+    });
+    g.bench_function("ndarray sum_axis", |bench| {
+        bench.iter(|| aa.sum_axis(Axis(0)))
+    });
+    g.finish();
 }
 
 /// Statements on tiny tensors, where what runs before the loops (shape checks, the step's proof,
@@ -565,6 +630,67 @@ fn small_statements(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Element-wise sums and matrix products of `n × n` `Tensor<f32>`s against hand loops and
+/// ndarray's `Zip` and `general_mat_mul` on the same shapes, each statement a group of its own.
+fn small_matrices(c: &mut Criterion) {
+    for n in [4, 8, 64] {
+        let (a, b) = (data(&[n, n], 0), data(&[n, n], 1));
+        let (aa, ba) = (array2(&a), array2(&b));
+        let mut r = Tensor::<f32>::zeros([n, n]);
+        let mut ra = Array2::<f32>::zeros((n, n));
+        let mut g = group(
+            c,
+            &format!("small r = a + b, {n}×{n}"),
+            Throughput::Elements(1),
+        );
+        g.bench_function("tensor!", |bench| {
+            bench.iter(|| tensor! { r[i, j] = a[i, j] + b[i, j]; })
+        });
+        g.bench_function("naive loop", |bench| {
+            let mut out = vec![0.0f32; n * n];
+            let (a, b) = (a.as_slice(), b.as_slice());
+            bench.iter(|| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = black_box(a)[k] + b[k];
+                }
+            })
+        });
+        g.bench_function("ndarray Zip", |bench| {
+            bench.iter(|| {
+                Zip::from(&mut ra)
+                    .and(black_box(&aa))
+                    .and(&ba)
+                    .for_each(|r, &x, &y| *r = x + y)
+            })
+        });
+        g.finish();
+        let mut g = group(
+            c,
+            &format!("small matmul, {n}×{n}"),
+            Throughput::Elements(1),
+        );
+        g.bench_function("tensor!", |bench| {
+            bench.iter(|| tensor! { r[i, j] = a[i, k] * b[k, j]; })
+        });
+        g.bench_function("naive loop", |bench| {
+            let mut out = vec![0.0f32; n * n];
+            let (a, b) = (a.as_slice(), b.as_slice());
+            bench.iter(|| {
+                for i in 0..n {
+                    for j in 0..n {
+                        out[i * n + j] =
+                            (0..n).map(|k| black_box(a)[i * n + k] * b[k * n + j]).sum();
+                    }
+                }
+            })
+        });
+        g.bench_function("ndarray general_mat_mul", |bench| {
+            bench.iter(|| ndarray::linalg::general_mat_mul(1.0, black_box(&aa), &ba, 0.0, &mut ra))
+        });
+        g.finish();
+    }
 }
 
 /// Small statements over nested arrays (static extents, loops written out and unrolled)
@@ -966,6 +1092,7 @@ criterion_group!(
     permutation,
     reductions,
     small_statements,
+    small_matrices,
     static_shapes
 );
 criterion_main!(workloads);

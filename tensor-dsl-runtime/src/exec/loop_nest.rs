@@ -21,6 +21,7 @@ use super::step::Step;
 /// The loops run in an order chosen from the strides (the smallest stride innermost), inner
 /// runs over unit strides are unchecked slices the compiler vectorizes, sums keep
 /// `LANES` partial sums, and a point-wise copy that reads across the target's rows is tiled.
+#[inline]
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
@@ -53,7 +54,11 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     } else {
         n_out
     };
-    let tiled = n_out == L && tile(&mut order, &operand_strides);
+    let tiled = if n_out == L {
+        tile(&mut order, &operand_strides)
+    } else {
+        None
+    };
     // Everything below addresses loops in the chosen order.
     let extents: [usize; L] = std::array::from_fn(|k| extents[order[k]]);
     let target_strides: [isize; L] = std::array::from_fn(|k| target_strides[order[k]]);
@@ -144,7 +149,15 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     }
     if let (true, Some(split)) = (large, split) {
         let length = extents[split];
-        let chunks = (threads * 4).min(length);
+        // A strip reads each row once however narrow it is: as few parts as threads keeps its
+        // rows long.
+        let per_thread = if split + 1 == n_out && sums_in_strips(n_out, &extents, &operand_strides)
+        {
+            1
+        } else {
+            4
+        };
+        let chunks = (threads * per_thread).min(length);
         (0..chunks).into_par_iter().for_each(|chunk| {
             let (low, high) = (
                 part_start(length, chunks, chunk),
@@ -177,9 +190,10 @@ fn part_start(length: usize, parts: usize, part: usize) -> usize {
 
 /// Runs a loop nest (loops already in execution order) from `start`.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
-    tiled: bool,
+    tiled: Option<usize>,
     n_out: usize,
     extents: &[usize; L],
     operand_strides: &[[isize; N]; L],
@@ -192,8 +206,9 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
         nest.store(start.target, value);
         return;
     };
-    if n_out == L && tiled {
+    if let (true, Some(transposed)) = (n_out == L, tiled) {
         let outer = inner - 1;
+        let mut buffer = vec![T::ZERO; TILE * TILE];
         visit(
             extents,
             0..outer,
@@ -204,22 +219,29 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
                 let (rows, columns) = (extents[outer], extents[inner]);
                 for row_block in (0..rows).step_by(TILE) {
                     for column_block in (0..columns).step_by(TILE) {
-                        for row in row_block..rows.min(row_block + TILE) {
-                            let mut at = point;
-                            at.step(&operand_strides[outer], target_strides[outer], row as isize);
-                            at.step(
-                                &operand_strides[inner],
-                                target_strides[inner],
-                                column_block as isize,
-                            );
-                            let length = columns.min(column_block + TILE) - column_block;
-                            nest.write_run(
-                                at,
-                                length,
-                                &operand_strides[inner],
-                                target_strides[inner],
-                            );
-                        }
+                        let mut corner = point;
+                        corner.step(
+                            &operand_strides[outer],
+                            target_strides[outer],
+                            row_block as isize,
+                        );
+                        corner.step(
+                            &operand_strides[inner],
+                            target_strides[inner],
+                            column_block as isize,
+                        );
+                        let shape = [
+                            rows.min(row_block + TILE) - row_block,
+                            columns.min(column_block + TILE) - column_block,
+                        ];
+                        nest.write_tile(
+                            &mut buffer,
+                            transposed,
+                            corner,
+                            shape,
+                            [&operand_strides[outer], &operand_strides[inner]],
+                            [target_strides[outer], target_strides[inner]],
+                        );
                     }
                 }
             },
@@ -238,6 +260,31 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
                     &operand_strides[inner],
                     target_strides[inner],
                 );
+            },
+        );
+    } else if sums_in_strips(n_out, extents, operand_strides) {
+        let kept = n_out - 1;
+        let mut strip = Strip::new(STRIP.min(extents[kept]));
+        visit(
+            extents,
+            0..kept,
+            operand_strides,
+            target_strides,
+            start,
+            |point| {
+                let length = extents[kept];
+                let mut from = 0;
+                while from < length {
+                    let mut at = point;
+                    at.step(&operand_strides[kept], target_strides[kept], from as isize);
+                    let width = STRIP.min(length - from);
+                    let sums =
+                        nest.sum_strip(&mut strip, at, width, n_out, extents, operand_strides);
+                    for (column, &sum) in sums.iter().enumerate() {
+                        nest.store(at.target + column as isize * target_strides[kept], sum);
+                    }
+                    from += width;
+                }
             },
         );
     } else {
@@ -267,6 +314,91 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
                 nest.store(point.target, sum);
             },
         );
+    }
+}
+
+/// Whether a summing nest adds whole strips of target points at once: the innermost target
+/// loop (`n_out - 1`) runs along every operand contiguously while the innermost summed loop
+/// does not (a sum over an outer axis, `s[j] = x[i, j]`), so each summed point adds a
+/// contiguous row into the strip's sums instead of each target point walking a column. Every
+/// target point's sum is the same sequence of additions whatever strip it falls in, and the
+/// choice depends only on the strides and the summed extents, neither on the target loop's
+/// extent nor on how threads split it: the bits do not depend on the threads.
+fn sums_in_strips<const L: usize, const N: usize>(
+    n_out: usize,
+    extents: &[usize; L],
+    operand_strides: &[[isize; N]; L],
+) -> bool {
+    if n_out == 0 || n_out == L || N == 0 {
+        return false;
+    }
+    let summed = extents[n_out..]
+        .iter()
+        .fold(1usize, |points, &e| points.saturating_mul(e));
+    operand_strides[n_out - 1].iter().all(|&stride| stride == 1)
+        && operand_strides[L - 1].iter().any(|&stride| stride != 1)
+        && summed >= LANES
+}
+
+/// Target points a strip sums side by side (see [`sums_in_strips`]): rows of a few kilobytes,
+/// read once each per strip, so a sum over an outer axis reads memory row by row.
+const STRIP: usize = 1024;
+
+/// Summed points a strip adds one after another before handing each target point's partial
+/// sum to its cascade, as a summing run's lane does (`BLOCK / LANES`).
+const STRIP_ROWS: usize = BLOCK / LANES;
+
+/// The sums of one strip: the current block of rows, and a [`Cascade`] of the blocks' sums,
+/// one per target point, its levels allocated as the sum grows (one per doubling).
+struct Strip<T> {
+    block: Vec<T>,
+    levels: Vec<Vec<T>>,
+    count: u64,
+}
+
+impl<T: Element> Strip<T> {
+    fn new(width: usize) -> Self {
+        Strip {
+            block: vec![T::ZERO; width],
+            levels: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Starts a strip of `width` target points (at most the width it was made for).
+    fn clear(&mut self, width: usize) {
+        self.block[..width].fill(T::ZERO);
+        self.count = 0;
+    }
+
+    /// Hands the block's sums to the cascade (as [`Cascade::add`], point by point) and starts
+    /// a new block.
+    fn flush(&mut self, width: usize) {
+        let mut level = 0;
+        while self.count >> level & 1 == 1 {
+            for (carry, &other) in self.block[..width].iter_mut().zip(&self.levels[level]) {
+                *carry = carry.plus(other);
+            }
+            level += 1;
+        }
+        if level == self.levels.len() {
+            self.levels.push(vec![T::ZERO; self.block.len()]);
+        }
+        self.levels[level][..width].copy_from_slice(&self.block[..width]);
+        self.block[..width].fill(T::ZERO);
+        self.count += 1;
+    }
+
+    /// Each point's total (as [`Cascade::total`]), left in the block.
+    fn total(&mut self, width: usize) -> &[T] {
+        let levels = 64 - self.count.leading_zeros() as usize;
+        self.block[..width].fill(T::ZERO);
+        for level in (0..levels).filter(|&level| self.count >> level & 1 == 1) {
+            for (total, &part) in self.block[..width].iter_mut().zip(&self.levels[level]) {
+                *total = total.plus(part);
+            }
+        }
+        &self.block[..width]
     }
 }
 
@@ -327,11 +459,14 @@ impl<T: Element> Cascade<T> {
     }
 }
 
-// Heuristic: 32 × 32 elements of each array fit in the first-level cache together.
-const TILE: usize = 32;
+// Heuristic: the side of the tiles a transposing point-wise nest runs in (see
+// `Nest::write_tile`); 64 measured faster than 32 and 16 (longer runs down the transposed
+// operand), the tile's buffer staying in the second-level cache.
+const TILE: usize = 64;
 
 /// Loop order: the target's loops first, largest target stride outermost; then the summed
 /// loops, largest operand strides outermost. Innermost loops then walk memory contiguously.
+#[inline]
 fn loop_order<const L: usize, const N: usize>(
     extents: &[usize; L],
     n_out: usize,
@@ -353,17 +488,20 @@ fn loop_order<const L: usize, const N: usize>(
 
 /// For a point-wise nest whose innermost loop reads some operand across its rows (a
 /// transpose), moves the loop along which that operand is contiguous next to the innermost
-/// one and reports that the two should be tiled.
-fn tile<const L: usize, const N: usize>(order: &mut [usize; L], strides: &[[isize; N]; L]) -> bool {
+/// one and returns that operand: the two loops are then run in tiles, the operand's tile read
+/// through a buffer.
+#[inline]
+fn tile<const L: usize, const N: usize>(
+    order: &mut [usize; L],
+    strides: &[[isize; N]; L],
+) -> Option<usize> {
     if L < 2 {
-        return false;
+        return None;
     }
     let inner = order[L - 1];
-    let Some(worst) = (0..N).max_by_key(|&k| strides[inner][k].unsigned_abs()) else {
-        return false;
-    };
+    let worst = (0..N).max_by_key(|&k| strides[inner][k].unsigned_abs())?;
     if strides[inner][worst].unsigned_abs() <= 1 {
-        return false;
+        return None;
     }
     let best = (0..L - 1)
         .filter(|&position| strides[order[position]][worst] != 0)
@@ -371,9 +509,9 @@ fn tile<const L: usize, const N: usize>(order: &mut [usize; L], strides: &[[isiz
     match best {
         Some(position) if strides[order[position]][worst].unsigned_abs() == 1 => {
             order[position..L - 1].rotate_left(1);
-            true
+            Some(worst)
         }
-        _ => false,
+        _ => None,
     }
 }
 
@@ -490,6 +628,53 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         sum
     }
 
+    /// The sums over loops `n_out..L` of `width` (at most the strip's) target points along
+    /// loop `n_out - 1`, from `start`, along which every operand has stride 1: each point's
+    /// values are added in order in blocks of [`STRIP_ROWS`], and the blocks' sums pairwise,
+    /// the error bound of a summing run.
+    #[inline(always)]
+    fn sum_strip<'s, const L: usize>(
+        &self,
+        strip: &'s mut Strip<T>,
+        start: Point<N>,
+        width: usize,
+        n_out: usize,
+        extents: &[usize; L],
+        operand_strides: &[[isize; N]; L],
+    ) -> &'s [T] {
+        strip.clear(width);
+        let mut rows = 0;
+        let no_target = [0; L];
+        visit(
+            extents,
+            n_out..L,
+            operand_strides,
+            &no_target,
+            start,
+            |at| {
+                // SAFETY: the step's proof covers every element of the nest, and the strip's
+                // `width` points along loop `n_out - 1` (stride 1 in every operand) lie in it.
+                let sources: [Source<T>; N] =
+                    std::array::from_fn(|o| unsafe { self.data[o].offset(at.operands[o]) });
+                for (column, sum) in strip.block[..width].iter_mut().enumerate() {
+                    let values = std::array::from_fn(|o| unsafe {
+                        sources[o].offset(column as isize).read()
+                    });
+                    *sum = sum.plus((self.body)(values));
+                }
+                rows += 1;
+                if rows == STRIP_ROWS {
+                    strip.flush(width);
+                    rows = 0;
+                }
+            },
+        );
+        if rows > 0 {
+            strip.flush(width);
+        }
+        strip.total(width)
+    }
+
     /// For a run whose operands all have stride 0 or 1, a chunk of each stride-0 operand's one
     /// element repeated, so every operand of a chunk reads contiguously; `None` otherwise.
     #[inline(always)]
@@ -526,6 +711,53 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 }
             }
         })
+    }
+
+    /// Stores `body` at the `shape` points of a tile of two loops (rows, then columns, the
+    /// target contiguous along the columns) from `corner`, where operand `transposed` is
+    /// contiguous down the rows: its tile is first copied down the rows into `buffer` laid out
+    /// along them, so each of its cache lines is read whole and at once instead of one element
+    /// per row pass (rows a power of two apart share a cache set and would evict each other
+    /// between passes), and the rows are then written as runs reading the buffer.
+    #[inline(always)]
+    fn write_tile(
+        &self,
+        buffer: &mut [T],
+        transposed: usize,
+        corner: Point<N>,
+        shape: [usize; 2],
+        strides: [&[isize; N]; 2],
+        target_strides: [isize; 2],
+    ) {
+        let [rows, columns] = shape;
+        let [down_strides, across] = strides;
+        let source = self.data[transposed];
+        let (down, across_step) = (down_strides[transposed], across[transposed]);
+        let at = |row: usize, column: usize| {
+            corner.operands[transposed] + row as isize * down + column as isize * across_step
+        };
+        for column in 0..columns {
+            for row in 0..rows {
+                // SAFETY: the tile lies inside the nest, every element of which the step
+                // proved in bounds.
+                buffer[row * TILE + column] = unsafe { source.offset(at(row, column)).read() };
+            }
+        }
+        let mut data = self.data;
+        data[transposed] = Source {
+            data: buffer.as_ptr(),
+            part: false,
+        };
+        // The same nest reading the buffer: offsets `row * TILE + column`, all inside it.
+        let local = Nest { data, ..*self };
+        let mut run_strides = *across;
+        run_strides[transposed] = 1;
+        for row in 0..rows {
+            let mut at = corner;
+            at.step(down_strides, target_strides[0], row as isize);
+            at.operands[transposed] = (row * TILE) as isize;
+            local.write_run(at, columns, &run_strides, target_strides[1]);
+        }
     }
 
     /// Stores `body` at `length` points along one loop (nothing is summed).
@@ -645,6 +877,7 @@ impl<const N: usize> Point<N> {
 
 /// Calls `f` at every point of loops `vars` (row-major: the last loop fastest), starting at
 /// `start`. Does nothing if one of the loops is empty; calls `f` once if `vars` is empty.
+#[inline]
 fn visit<const L: usize, const N: usize>(
     extents: &[usize; L],
     vars: std::ops::Range<usize>,
@@ -777,6 +1010,142 @@ mod tests {
             evaluate(step, |[x]| x);
             let error = (f64::from(total) - exact).abs() / exact;
             assert!(error < 1e-6, "shape {shape:?}: relative error {error}");
+        }
+        // The same values down the columns of a matrix, summed in strips (each column's sum
+        // over its rows, the outer axis).
+        let columns = 16;
+        let matrix =
+            Tensor::<f32>::from_fn(
+                [n / 4, columns],
+                |ix| {
+                    if ix[0] % 2 == 0 {
+                        1e4
+                    } else {
+                        1e-3
+                    }
+                },
+            );
+        let exact = (n / 8) as f64 * (1e4 + f64::from(1e-3f32));
+        let mut sums = Tensor::<f32>::zeros([columns]);
+        let target = sums.__tdsl_target();
+        let step = Step::new(
+            target.at(&[Axis::Loop(0)]),
+            Mode::Assign,
+            1.0,
+            [columns, n / 4],
+            1,
+            [matrix.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
+        );
+        evaluate(step, |[x]| x);
+        for &total in sums.as_slice() {
+            let error = (f64::from(total) - exact).abs() / exact;
+            assert!(error < 1e-6, "column sums: relative error {error}");
+        }
+    }
+
+    /// `s[j] (=|+=) α Σ_i x[i, j]`, run through `evaluate` on `threads` threads.
+    fn column_sums(x: &Tensor<f64>, mode: Mode<f64>, sums: &mut Tensor<f64>, threads: usize) {
+        let [rows, columns] = [x.shape()[0], x.shape()[1]];
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let target = sums.__tdsl_target();
+            let step = Step::new(
+                target.at(&[Axis::Loop(0)]),
+                mode,
+                0.5,
+                [columns, rows],
+                1,
+                [x.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
+            );
+            evaluate(step, |[v]| v);
+        });
+    }
+
+    #[test]
+    fn sums_over_an_outer_axis_run_in_strips_with_the_same_bits_on_any_threads() {
+        // Rows past the strip path's minimum, columns around the strip's width, and a column
+        // count past the threading threshold; values whose sums round.
+        for (rows, columns) in [
+            (128, 1),
+            (128, 15),
+            (129, 16),
+            (300, 17),
+            (1000, 33),
+            (700, 1000),
+        ] {
+            let x = Tensor::<f64>::from_fn([rows, columns], |ix| {
+                ((ix[0] * 31 + ix[1] * 17) % 97) as f64 / 7.0 + 1e6 * ((ix[0] % 3) as f64)
+            });
+            let expected: Vec<f64> = (0..columns)
+                .map(|j| 0.5 * (0..rows).map(|i| x[[i, j]]).sum::<f64>())
+                .collect();
+            let mut first = Tensor::<f64>::zeros([columns]);
+            column_sums(&x, Mode::Assign, &mut first, 1);
+            for (j, (&got, &want)) in first.as_slice().iter().zip(&expected).enumerate() {
+                assert!(
+                    (got - want).abs() <= 1e-12 * want.abs(),
+                    "{rows}×{columns}, column {j}: {got} vs {want}"
+                );
+            }
+            for threads in [2, 3] {
+                let mut again = Tensor::<f64>::zeros([columns]);
+                column_sums(&x, Mode::Assign, &mut again, threads);
+                assert_eq!(again.as_slice(), first.as_slice(), "{threads} threads");
+            }
+            let mut added = Tensor::<f64>::from_fn([columns], |ix| ix[0] as f64);
+            column_sums(&x, Mode::Add, &mut added, 1);
+            for (j, (&got, &sum)) in added.as_slice().iter().zip(first.as_slice()).enumerate() {
+                assert_eq!(got, j as f64 + sum);
+            }
+        }
+    }
+
+    #[test]
+    fn transposes_in_tiles_match_a_naive_loop() {
+        // `c[j, i] (=|+=) α (a[i, j] + b[j, i])` with `a` transposed against the target (read
+        // through the tile's buffer) and `b` not, over extents around and past the tile's
+        // side, `a` also read reversed along its rows (stride -1 down the tile).
+        for (rows, columns) in [(1, 1), (7, 13), (64, 64), (65, 130), (200, 3)] {
+            let a = Tensor::<f64>::from_fn([rows, columns], |ix| (ix[0] * 1000 + ix[1]) as f64);
+            let b = Tensor::<f64>::from_fn([columns, rows], |ix| (ix[0] * 7 + ix[1]) as f64);
+            for reversed in [false, true] {
+                let view = if reversed {
+                    a.view().slice_axis_step(1, 0..columns, -1)
+                } else {
+                    a.view()
+                };
+                let read = |i: usize, j: usize| a[[i, if reversed { columns - 1 - j } else { j }]];
+                for mode in [Mode::Assign, Mode::Add] {
+                    let mut c = Tensor::<f64>::from_fn([columns, rows], |ix| ix[1] as f64);
+                    let before = c.clone();
+                    let target = c.__tdsl_target();
+                    let step = Step::new(
+                        target.at(&[Axis::Loop(0), Axis::Loop(1)]),
+                        mode,
+                        2.0,
+                        [columns, rows],
+                        2,
+                        [
+                            view.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)]),
+                            b.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)]),
+                        ],
+                    );
+                    evaluate(step, |[x, y]| x + y);
+                    for j in 0..columns {
+                        for i in 0..rows {
+                            let value = 2.0 * (read(i, j) + b[[j, i]]);
+                            let expected = match mode {
+                                Mode::Add => before[[j, i]] + value,
+                                _ => value,
+                            };
+                            assert_eq!(c[[j, i]], expected, "{rows}×{columns} at ({j}, {i})");
+                        }
+                    }
+                }
+            }
         }
     }
 
