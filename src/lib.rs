@@ -33,9 +33,11 @@ pub use tensor_dsl_macros::try_tensor;
 
 #[doc(hidden)]
 pub use tensor_dsl_macros::__tensor_unoptimized;
+#[cfg(feature = "matrix")]
+pub use tensor_dsl_runtime::MatrixElement;
 pub use tensor_dsl_runtime::{
-    c32, c64, checks, iter, Element, Fractional, IntoShape, MatrixElement, Real, ShapeError,
-    ShapeErrorKind, Tensor, TensorView, TensorViewMut,
+    c32, c64, checks, iter, Element, Fractional, IntoShape, Real, ShapeError, ShapeErrorKind,
+    Tensor, TensorView, TensorViewMut,
 };
 
 /// Extents as types, which `tensor!` checks at compile time: nested arrays such as
@@ -69,7 +71,8 @@ pub mod dist {
 }
 
 /// The matrix operations behind `tensor!`'s matrix statements (`cholesky`, `solve`, `eigh`,
-/// `svd`, `qr`, `matpow`), on `faer`.
+/// `svd`, `qr`, `matpow`), on `faer`. Feature `matrix` (on by default).
+#[cfg(feature = "matrix")]
 pub use tensor_dsl_runtime::matrix;
 
 #[doc = include_str!("../docs/compile-errors.md")]

@@ -7,6 +7,7 @@
 mod common;
 
 use common::data;
+use tensor_dsl::matrix::faer;
 use tensor_dsl::{c64, tensor, try_tensor, ShapeError, ShapeErrorKind, Tensor};
 
 /// The largest absolute difference between two tensors of one shape.

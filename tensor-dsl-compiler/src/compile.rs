@@ -28,6 +28,9 @@ pub struct Config {
     /// Dispatches on the tensors' backend (without CUDA modules unless `cuda`), so blocks over
     /// `DistTensor`s run distributed (the runtime's `mpi` feature).
     pub dist: bool,
+    /// Matrix statements (`svd`, `eigh`, …) compile (the runtime's `matrix` feature, on by
+    /// default); off, each is an error on its function's name saying how to turn it on.
+    pub matrix: bool,
 }
 
 impl Config {
@@ -47,6 +50,7 @@ impl Config {
             runtime: Ident::new("tensor_dsl", Span::call_site()),
             cuda: false,
             dist: false,
+            matrix: true,
         }
     }
 }
@@ -59,7 +63,7 @@ pub fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
 
 /// Expands a block with an explicit configuration.
 pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
-    let (parsed, checked) = parse_and_check(input);
+    let (parsed, checked) = parse_and_check(input, config.matrix);
     let mut segments = match checked {
         Ok(segments) => segments,
         Err(error) => return emit::fallback(&parsed, error, &config.runtime),
@@ -98,7 +102,7 @@ pub enum Segment {
 /// Parses and checks a block of Einstein statements only: the IR in einsum notation, or every
 /// error of the block (a block with matrix statements is checked part by part: `check_block`).
 pub fn front_end(input: TokenStream) -> syn::Result<ir::Program> {
-    let mut segments = parse_and_check(input).1?;
+    let mut segments = parse_and_check(input, true).1?;
     match segments.pop() {
         None => Ok(empty_program()),
         Some(Segment::Statements(program)) if segments.is_empty() => Ok(program),
@@ -111,7 +115,7 @@ pub fn front_end(input: TokenStream) -> syn::Result<ir::Program> {
 
 /// Parses and checks a block: its parts in order, or every error of the block.
 pub fn check_block(input: TokenStream) -> syn::Result<Vec<Segment>> {
-    parse_and_check(input).1
+    parse_and_check(input, true).1
 }
 
 fn empty_program() -> ir::Program {
@@ -124,8 +128,12 @@ fn empty_program() -> ir::Program {
 }
 
 /// The two stages that can fail, run once: what was parsed (a failed block's stub expansion
-/// is made from it) and the checked parts, or every error of both stages together.
-fn parse_and_check(input: TokenStream) -> (Vec<syntax::Parsed>, syn::Result<Vec<Segment>>) {
+/// is made from it) and the checked parts, or every error of both stages together. Without
+/// `matrix` (the runtime built without its `matrix` feature), each matrix statement is one.
+fn parse_and_check(
+    input: TokenStream,
+    matrix_feature: bool,
+) -> (Vec<syntax::Parsed>, syn::Result<Vec<Segment>>) {
     let mut errors = Errors::new();
     let parsed = syntax::parse_block(input, &mut errors);
     let mut segments = Vec::new();
@@ -135,7 +143,17 @@ fn parse_and_check(input: TokenStream) -> (Vec<syntax::Parsed>, syn::Result<Vec<
             if let syntax::Statement::Matrix(matrix) = &**statement {
                 push_statements(&parsed[start..at], &mut segments, &mut errors);
                 start = at + 1;
-                if let Some(checked) = check::check_matrix(matrix, &mut errors) {
+                if !matrix_feature {
+                    errors.error(
+                        matrix.function.span(),
+                        format!(
+                            "matrix statements (`{}`) need tensor-dsl's `matrix` feature, which \
+                             is on by default: drop `default-features = false` from the \
+                             dependency, or add `features = [\"matrix\"]`",
+                            matrix.function
+                        ),
+                    );
+                } else if let Some(checked) = check::check_matrix(matrix, &mut errors) {
                     segments.push(Segment::Matrix(checked));
                 }
             }

@@ -53,6 +53,27 @@ fn failed_blocks_expand_to_errors_and_stubs() {
 }
 
 #[test]
+fn matrix_statements_without_the_matrix_feature_are_errors_on_the_function() {
+    let block = quote! {
+        let (u[i, s], sv[s], vt[s, j]) = svd(t[i, j]);
+        let c[i, j] = u[i, s] * vt[s, j];
+    };
+    let config = crate::Config {
+        matrix: false,
+        ..crate::Config::new(Flavor::Panic)
+    };
+    let output = crate::expand_with(block.clone(), config).to_string();
+    assert!(output.contains("compile_error"), "{output}");
+    assert!(
+        output.contains("matrix statements (`svd`) need tensor-dsl's `matrix` feature"),
+        "{output}"
+    );
+    // With the feature (the default), the same block compiles.
+    let output = expand(block, Flavor::Panic).to_string();
+    assert!(!output.contains("compile_error"), "{output}");
+}
+
+#[test]
 fn a_let_named_like_a_temporary_binds_in_the_callers_scope() {
     let output = expand(quote! { let __tmp_y[i] = a[i]; }, Flavor::Panic);
     let first = output.into_iter().next().expect("a non-empty expansion");

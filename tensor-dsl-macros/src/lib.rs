@@ -37,6 +37,7 @@ fn config(flavor: Flavor) -> Config {
         runtime: runtime_crate(),
         cuda: cfg!(feature = "cuda"),
         dist: cfg!(feature = "mpi"),
+        matrix: cfg!(feature = "matrix"),
         ..Config::new(flavor)
     }
 }

@@ -10,6 +10,7 @@ pub use crate::exec::gemm::contract;
 pub use crate::exec::loop_nest::evaluate;
 pub use crate::exec::network::{contract_network, PlanCache};
 pub use crate::exec::step::{Axis, Step, TargetUse, Use};
+#[cfg(feature = "matrix")]
 pub use crate::matrix::{cholesky, eigh, matpow, qr, solve, svd, Grouped, Truncation};
 pub use crate::operand::access::{
     Access, Detached, Mode, Operand, ReadOnlyTarget, TargetAccess, TargetOwned, TargetShared,
@@ -19,12 +20,12 @@ pub use crate::operand::array::LetResult;
 pub use crate::operand::check::{
     check_position, check_range, check_rank, check_result_size, expect, unify, Occurrence,
 };
+pub use crate::operand::dense::{DenseAccess, DenseTarget};
 pub use crate::operand::extents::{
     AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, Meet, StaticLayout,
     MAX_STATIC_RANK,
 };
 pub use crate::operand::range::{slice, slice_target, Sliced, SlicedTarget};
-pub use crate::operand::static_access::{StaticAccess, StaticTarget};
 pub use crate::tensor::Tensor;
 
 /// A `β·target` term of a point-wise statement: with β = 0 the target's element is not used,
@@ -84,15 +85,25 @@ pub fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>>(
 /// ones are worth the general kernels' blocking, GEMM calls and threads.
 pub const SMALL_STEP_POINTS: usize = 4096;
 
+/// Steps with at most this many points over dense tensors of run-time extents also run as
+/// the written-out loops (their bounds and strides are then values, not constants): below it,
+/// proving a step and dispatching it to a kernel costs more than the kernel saves.
+pub const SMALL_DYNAMIC_STEP_POINTS: usize = 512;
+
 /// Whether a step over `extents` is small enough for written-out loops (see
-/// [`SMALL_STEP_POINTS`]).
+/// [`SMALL_STEP_POINTS`]; `is_static`: every tensor of the statement has static extents).
 #[inline(always)]
-pub fn is_small<const L: usize>(extents: &[usize; L]) -> bool {
+pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
     let mut points: usize = 1;
     for &extent in extents {
         points = points.saturating_mul(extent);
     }
-    points <= SMALL_STEP_POINTS
+    points
+        <= if is_static {
+            SMALL_STEP_POINTS
+        } else {
+            SMALL_DYNAMIC_STEP_POINTS
+        }
 }
 
 /// Stand-in for a `let` tensor of a block that failed to compile: gives the binding the type
@@ -124,10 +135,10 @@ pub fn meet<A: Meet<B>, B>(_first: A, _later: B) -> A::Output {
     Default::default()
 }
 
-/// The layout `operand`'s type states (see [`StaticLayout`]).
+/// The layout `operand`'s type states, with its shape (see [`StaticLayout`]).
 #[inline(always)]
-pub fn layout_of<X: Operand + ?Sized>(_operand: &X) -> StaticLayout<X::Extents> {
-    StaticLayout::OF
+pub fn layout_of<X: Operand + ?Sized>(operand: &X) -> StaticLayout<X::Extents> {
+    StaticLayout::claiming(&operand.__tdsl_shape())
 }
 
 /// Read access to `operand` (see [`shape_of`] for why a function).

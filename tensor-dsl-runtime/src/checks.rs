@@ -280,7 +280,9 @@ pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}
 /// rather than a method path, so a value that is no operand is reported on its own tokens.
 #[inline(always)]
 pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (ShapeRef<'_>, StaticLayout<X::Extents>) {
-    (operand.__tdsl_shape(), StaticLayout::OF)
+    let shape = operand.__tdsl_shape();
+    let layout = StaticLayout::claiming(&shape);
+    (shape, layout)
 }
 
 /// Implemented by the host's kind only ([`OnHost`]): the matrix operations (`cholesky`,

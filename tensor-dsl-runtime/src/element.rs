@@ -688,65 +688,74 @@ macro_rules! impl_complex {
 
 impl_complex!(c32 f32 C32 c64 f64 C64);
 
-/// Element types the matrix operations take (`cholesky`, `solve`, `qr`, `svd`, `eigh`,
-/// `matpow`): `f32`, `f64`, `c32` and `c64`, the types `faer` factorizes. Singular values,
-/// eigenvalues and truncation errors are real: [`Modulus`](Self::Modulus).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` elements have no matrix operations (`cholesky`, `solve`, `qr`, `svd`, `eigh`, `matpow`)",
-    label = "needs `f32`, `f64`, `c32` or `c64` elements",
-    note = "factorizations and solvers divide; convert the tensor first (`.mapv(|x| x as f64)`)"
-)]
-pub trait MatrixElement: Fractional + faer::traits::ComplexField<Real = Self::Modulus> {
-    /// The real type of this type's moduli: `f32` for `f32` and [`c32`], `f64` for `f64` and
-    /// [`c64`].
-    type Modulus: MatrixElement<Modulus = Self::Modulus>
-        + Real
-        + faer::traits::RealField
-        + PartialOrd;
-    /// The real part (a real number is its own).
-    #[doc(hidden)]
-    fn real_part(self) -> Self::Modulus;
-    /// The square of the modulus, `|x|²`.
-    #[doc(hidden)]
-    fn modulus_squared(self) -> Self::Modulus;
-    /// The type's machine epsilon.
-    #[doc(hidden)]
-    const EPSILON: Self::Modulus;
-}
+#[cfg(feature = "matrix")]
+pub use matrix::MatrixElement;
 
-macro_rules! impl_matrix_real {
-    ($($t:ident)*) => {$(
-        impl MatrixElement for $t {
-            type Modulus = $t;
-            #[inline(always)]
-            fn real_part(self) -> $t {
-                self
-            }
-            #[inline(always)]
-            fn modulus_squared(self) -> $t {
-                self * self
-            }
-            const EPSILON: $t = $t::EPSILON;
-        }
-    )*};
-}
+/// What the matrix operations need of an element type (feature `matrix`: `faer`'s traits).
+#[cfg(feature = "matrix")]
+mod matrix {
+    use super::*;
 
-macro_rules! impl_matrix_complex {
-    ($($t:ident $part:ident)*) => {$(
-        impl MatrixElement for $t {
-            type Modulus = $part;
-            #[inline(always)]
-            fn real_part(self) -> $part {
-                self.re
-            }
-            #[inline(always)]
-            fn modulus_squared(self) -> $part {
-                self.norm_sqr()
-            }
-            const EPSILON: $part = $part::EPSILON;
-        }
-    )*};
-}
+    /// Element types the matrix operations take (`cholesky`, `solve`, `qr`, `svd`, `eigh`,
+    /// `matpow`): `f32`, `f64`, `c32` and `c64`, the types `faer` factorizes. Singular values,
+    /// eigenvalues and truncation errors are real: [`Modulus`](Self::Modulus).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` elements have no matrix operations (`cholesky`, `solve`, `qr`, `svd`, `eigh`, `matpow`)",
+        label = "needs `f32`, `f64`, `c32` or `c64` elements",
+        note = "factorizations and solvers divide; convert the tensor first (`.mapv(|x| x as f64)`)"
+    )]
+    pub trait MatrixElement: Fractional + faer::traits::ComplexField<Real = Self::Modulus> {
+        /// The real type of this type's moduli: `f32` for `f32` and [`c32`], `f64` for `f64` and
+        /// [`c64`].
+        type Modulus: MatrixElement<Modulus = Self::Modulus>
+            + Real
+            + faer::traits::RealField
+            + PartialOrd;
+        /// The real part (a real number is its own).
+        #[doc(hidden)]
+        fn real_part(self) -> Self::Modulus;
+        /// The square of the modulus, `|x|²`.
+        #[doc(hidden)]
+        fn modulus_squared(self) -> Self::Modulus;
+        /// The type's machine epsilon.
+        #[doc(hidden)]
+        const EPSILON: Self::Modulus;
+    }
 
-impl_matrix_real!(f32 f64);
-impl_matrix_complex!(c32 f32 c64 f64);
+    macro_rules! impl_matrix_real {
+        ($($t:ident)*) => {$(
+            impl MatrixElement for $t {
+                type Modulus = $t;
+                #[inline(always)]
+                fn real_part(self) -> $t {
+                    self
+                }
+                #[inline(always)]
+                fn modulus_squared(self) -> $t {
+                    self * self
+                }
+                const EPSILON: $t = $t::EPSILON;
+            }
+        )*};
+    }
+
+    macro_rules! impl_matrix_complex {
+        ($($t:ident $part:ident)*) => {$(
+            impl MatrixElement for $t {
+                type Modulus = $part;
+                #[inline(always)]
+                fn real_part(self) -> $part {
+                    self.re
+                }
+                #[inline(always)]
+                fn modulus_squared(self) -> $part {
+                    self.norm_sqr()
+                }
+                const EPSILON: $part = $part::EPSILON;
+            }
+        )*};
+    }
+
+    impl_matrix_real!(f32 f64);
+    impl_matrix_complex!(c32 f32 c64 f64);
+}

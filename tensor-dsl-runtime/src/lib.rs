@@ -42,7 +42,9 @@ pub mod checks;
 #[doc(hidden)]
 pub use exec::network;
 
-pub use element::{c32, c64, Element, Fractional, MatrixElement, Real};
+#[cfg(feature = "matrix")]
+pub use element::MatrixElement;
+pub use element::{c32, c64, Element, Fractional, Real};
 pub use error::{ShapeError, ShapeErrorKind};
 pub use operand::extents::{
     Dynamic, Extent, Extents1, Extents2, Extents3, Extents4, ExtentsType, StaticRank,
@@ -54,11 +56,16 @@ pub use tensor::{IntoShape, Tensor, TensorView, TensorViewMut};
 /// The matrix operations `tensor!`'s matrix statements call (`let l[i, j] = cholesky(a[i, j]);`
 /// and `solve`, `eigh`, `svd`, `qr`, `matpow`): each reads an operand as a matrix whose rows
 /// and columns are groups of its axes ([`Grouped`](matrix::Grouped)), calls `faer`, and returns
-/// the results in their `let`'s index order, or an error before making any.
+/// the results in their `let`'s index order, or an error before making any. Feature
+/// `matrix` (on by default).
+#[cfg(feature = "matrix")]
 pub mod matrix {
     pub use crate::exec::matrix::{
         cholesky, eigh, matpow, qr, solve, svd, Grouped, SvdFactors, Truncation,
     };
+    /// The `faer` crate these operations call, at the version they call: hand results to it
+    /// (`faer::MatRef::from_row_major_slice(t.as_slice(), m, n)`) without a second copy of it.
+    pub use faer;
 }
 
 /// Iterators over the elements of views (ndarray's module name).

@@ -192,7 +192,8 @@ struct Frame {
 }
 
 /// A step's code: its kernel call, the same step as written-out loops, and whether it is small
-/// enough for those (`__private::is_small` over its extents).
+/// enough for those (`__private::is_small` over its extents, with the larger limit when every
+/// tensor is static).
 struct StepCode {
     general: TokenStream,
     written_out: TokenStream,
@@ -663,7 +664,7 @@ impl StatementEmitter<'_> {
         StepCode {
             general: self.kernel_call(step, &parts, proven),
             written_out: self.written_out(&parts),
-            small: hygienic!(#p::is_small(&[#(#extents),*])),
+            small: hygienic!(#p::is_small(__static, &[#(#extents),*])),
             reads: parts.reads,
             target_layout: parts.target_layout,
         }
@@ -723,7 +724,7 @@ impl StatementEmitter<'_> {
                 (#handle.at(&[#(#access_axes),*]))
             });
             let index = position(&access.slots);
-            let checked = static_handle(&handle);
+            let checked = dense_handle(&handle);
             loads.push(hygienic!(#checked.load([#(#index),*])));
             if !reads.iter().any(|(read, _)| *read == handle) {
                 let layout = layout_local(access.tensor).into_token_stream();
@@ -859,8 +860,8 @@ impl StatementEmitter<'_> {
     }
 
     /// A step as loops written out over `__ext` (the extents, constants when every tensor is
-    /// static), reading elements through `StaticAccess::load` and combining into the target
-    /// through `StaticTarget::update`: the compiler sees the whole nest and unrolls small ones. Each
+    /// static), reading elements through `DenseAccess::load` and combining into the target
+    /// through `DenseTarget::update`: the compiler sees the whole nest and unrolls small ones. Each
     /// target point gets α times its sum combined as the step's mode says, as in `evaluate`
     /// (an empty sum is 0 whatever α, and β = 0 does not read the target, as in `Step`).
     fn written_out(&self, parts: &StepParts) -> TokenStream {
@@ -898,7 +899,7 @@ impl StatementEmitter<'_> {
         };
         let mut nest = hygienic! {
             #value
-            __static_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
+            __dense_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
         };
         for k in (0..n_out).rev() {
             let var = hidden_numbered("__l", k);
@@ -951,7 +952,7 @@ impl StatementEmitter<'_> {
         }
     }
 
-    /// The statement's steps: written out when `__static` holds and every step is small
+    /// The statement's steps: written out when every step is small and every access dense
     /// (then no operand was copied and nothing else of the general path runs), else through
     /// the kernels after `general_prelude`.
     fn steps(
@@ -976,16 +977,16 @@ impl StatementEmitter<'_> {
         }
         let checks = reads
             .iter()
-            .map(|(handle, layout)| hygienic!(#handle.as_static(#layout)));
-        let bound = reads.iter().map(|(handle, _)| static_handle(handle));
+            .map(|(handle, layout)| hygienic!(#handle.as_dense(#layout)));
+        let bound = reads.iter().map(|(handle, _)| dense_handle(handle));
         // Operands read in place must not share memory with the target (`__target_read` is the
         // target's own point-wise read, which may).
         let apart = reads
             .iter()
             .filter(|(handle, _)| handle != "__target_read")
             .map(|(handle, _)| {
-                let checked = static_handle(handle);
-                hygienic!(&& !__static_target.overlaps(&#checked))
+                let checked = dense_handle(handle);
+                hygienic!(&& !__dense_target.overlaps(&#checked))
             });
         let target_layout = code
             .first()
@@ -993,11 +994,11 @@ impl StatementEmitter<'_> {
             .unwrap_or_default();
         hygienic! {
             match (
-                __static #(&& #small)*,
-                __target.as_static(#target_layout),
+                true #(&& #small)*,
+                __target.as_dense(#target_layout),
                 (#(#checks,)*),
             ) {
-                (true, ::core::option::Option::Some(__static_target), (#(::core::option::Option::Some(#bound),)*))
+                (true, ::core::option::Option::Some(__dense_target), (#(::core::option::Option::Some(#bound),)*))
                     if true #(#apart)* =>
                 {
                     #(#written_out)*
@@ -1196,9 +1197,9 @@ fn is_array_type(ty: &TokenStream) -> bool {
     )
 }
 
-/// The local holding `handle` checked to have its static layout (`Access::as_static`).
-fn static_handle(handle: &Ident) -> Ident {
-    hidden(&format!("__static{handle}"))
+/// The local holding `handle` checked to be dense (`Access::as_dense`).
+fn dense_handle(handle: &Ident) -> Ident {
+    hidden(&format!("__dense{handle}"))
 }
 
 fn first_access(expr: &Expr) -> Option<TensorId> {

@@ -816,7 +816,7 @@ impl<T: Element> TargetOwned for DistTensor<T> {
         let raw = RawAccess::new(data.cast_const().cast::<T>(), len, shape, strides, 0);
         // SAFETY: `Memory::Dist` marks the pointer as no elements at all: host kernels run
         // only steps over host memory (`Step::assert_on_host`), written-out loops only over
-        // host accesses (`as_static`), copies for overlaps only of host accesses (`detach`),
+        // host accesses (`as_dense`), copies for overlaps only of host accesses (`detach`),
         // and devices only over their own memory, so none reads or writes through it; the
         // distributed backend reads it as the tensor, which it is, with the write provenance
         // of this `&mut` borrow that lives as long as the access.

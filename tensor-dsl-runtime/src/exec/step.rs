@@ -104,6 +104,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
     /// # Panics
     /// On a rank, extent or position mismatch: generated code checks these earlier with messages
     /// for users, so reaching one of these panics is a bug in the caller.
+    #[inline]
     fn new(access: &RawAccess<'a, T>, axes: &[Axis], extents: &[usize; L], in_place: bool) -> Self {
         let RawAccess {
             data,
@@ -197,6 +198,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
     ///
     /// # Panics
     /// If an offset overflows `isize` (only a buggy caller gets there: real layouts fit).
+    #[inline]
     pub(crate) fn reach(&self, extents: &[usize; L], loops: u64) -> Option<(isize, isize)> {
         let running = (0..L).filter(|&var| loops >> var & 1 == 1);
         if running.clone().any(|var| extents[var] == 0) {
@@ -218,6 +220,7 @@ impl<'a, T, const L: usize> Bound<'a, T, L> {
 
     /// The byte addresses `[first, last]` the access can touch, after proving them inside its
     /// buffer; `None` if it touches nothing.
+    #[inline]
     fn proven_span(&self, extents: &[usize; L], loops: u64) -> Option<(usize, usize)> {
         let (low, high) = self.reach(extents, loops)?;
         assert!(
@@ -290,6 +293,7 @@ impl<'a, T, const L: usize> BoundTarget<'a, T, L> {
     /// Whether no two points of the target loops address the same element. Checked as: sorted
     /// by stride, each loop's stride exceeds the reach of all smaller ones (true of every layout
     /// a tensor or its views can have, with diagonals `c[i, i]` folded into one stride).
+    #[inline]
     fn is_injective(&self, extents: &[usize; L]) -> bool {
         // Loops the target does not use, or of extent one, enter as extent one and are skipped.
         let mut loops: [(usize, usize); L] = std::array::from_fn(|var| {
@@ -397,6 +401,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
     /// own point-wise read shares memory with the target. Generated code checks shapes with
     /// user-facing messages first and reads overlapping operands through a copy
     /// ([`TargetAccess::detach`]), so these panics mean a bug in the caller.
+    #[inline]
     pub fn new(
         target: TargetUse<'a, T>,
         mode: Mode<T>,
@@ -538,6 +543,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
     ///
     /// # Panics
     /// As [`Step::new`].
+    #[inline]
     fn assemble(
         target: BoundTarget<'a, T, L>,
         mode: Mode<T>,
@@ -619,6 +625,7 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
 /// sends matrix operations only host operands of the statement's own element type (a compile
 /// error on the operand otherwise), so reaching one is a bug in the caller. On an access whose
 /// layout leaves its buffer (an `Operand` implementation that lies about it).
+#[cfg(feature = "matrix")]
 pub(crate) fn host_view<'a, T>(access: Access<'a, T>) -> crate::tensor::TensorView<'a, T> {
     let raw = access.raw;
     assert!(

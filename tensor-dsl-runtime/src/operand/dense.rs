@@ -1,7 +1,9 @@
-//! Accesses whose layout matches a static one → element loads and stores at offsets computed
-//! from the static layout's constants, for the loops generated code writes out over nested
-//! arrays. Only an access whose own shape and strides equal the layout's (row-major, no gaps)
-//! becomes one, so every offset below `elements` is an element the access itself addresses,
+//! Accesses laid out row-major without gaps → element loads and stores at offsets computed
+//! from their extents, for the loops generated code writes out: over nested arrays, whose
+//! extents are constants of their type (offsets fold at compile time), and over small dynamic
+//! tensors (no step to prove, no kernel to dispatch). Only an access whose own strides are
+//! the row-major ones of its own shape becomes one, and one of static type only if that shape
+//! is its type's, so every offset below `elements` is an element the access itself addresses,
 //! whatever type produced it.
 
 use std::marker::PhantomData;
@@ -11,22 +13,20 @@ use crate::element::Element;
 use super::access::{Access, Memory, Mode, RawAccess, TargetAccess};
 use super::extents::{ExtentsType, StaticLayout, MAX_STATIC_RANK};
 
-/// Read access to the elements of an operand laid out as its extents type `E` says: `E`'s
-/// element count of contiguous values from `data`, addressed through `E`'s row-major strides
-/// (constants in the type, so offsets fold at compile time).
-pub struct StaticAccess<'a, T, E> {
+/// Read access to the elements of an operand laid out row-major without gaps: `elements`
+/// contiguous values from `data`, addressed through the row-major strides of its extents
+/// (`E`'s constants where `E` is static, so offsets fold at compile time; else its own).
+pub struct DenseAccess<'a, T, E> {
     data: *const T,
-    /// How many elements the access's own layout addresses (its shape's product).
-    elements: usize,
+    shape: DenseShape,
     _borrow: PhantomData<&'a T>,
     _extents: PhantomData<fn() -> E>,
 }
 
-/// Write access to a target laid out as its extents type `E` says (see [`StaticAccess`]).
-pub struct StaticTarget<'a, T, E> {
+/// Write access to a target laid out row-major without gaps (see [`DenseAccess`]).
+pub struct DenseTarget<'a, T, E> {
     data: *mut T,
-    /// How many elements the target's own layout addresses (its shape's product).
-    elements: usize,
+    shape: DenseShape,
     /// Made from a `&mut` borrow of the whole target, which no operand can reach
     /// (`TargetAccess::exclusive`).
     exclusive: bool,
@@ -34,17 +34,31 @@ pub struct StaticTarget<'a, T, E> {
     _extents: PhantomData<fn() -> E>,
 }
 
-/// The first element of a layout checked to match extents type `E` (the layout value only
-/// names it: its public fields are not trusted), and how many elements it addresses, if it
-/// does: the same rank, extents and strides as `E`'s, those strides row-major for the real
-/// shape, host memory, and all of its elements inside the buffer. Then the layout addresses
-/// exactly those elements, contiguous from the first. Nothing rests on `E`'s constants being
-/// consistent with each other: the count and the row-major rule are computed from the shape.
+/// A dense access's own extents and row-major strides (read only for a dynamic extents
+/// type), and how many elements it addresses (their product).
+#[derive(Clone, Copy)]
+struct DenseShape {
+    rank: usize,
+    extents: [usize; MAX_STATIC_RANK],
+    strides: [usize; MAX_STATIC_RANK],
+    elements: usize,
+}
+
+/// The first element of an access and its shape, if it is dense: host memory, elements of
+/// the statement's type, rank at most [`MAX_STATIC_RANK`], each stride the product of the
+/// extents inside it, all of its elements inside the buffer, and, for a static extents type
+/// `E` (the layout value only names it: its public fields are not trusted), the same rank,
+/// extents and strides as `E`'s. Then the layout addresses exactly those elements, contiguous
+/// from the first. Nothing rests on `E`'s constants being consistent with each other: the
+/// count and the row-major rule are computed from the shape. For run-time extents the shape
+/// must also be the one the statement checked (`StaticLayout::claims`): an operand whose access
+/// disagrees with its shape is left to the step's proof, which reports it before anything is
+/// written.
 #[inline(always)]
-fn matching_start<E: ExtentsType, T>(
-    _layout: &StaticLayout<E>,
+fn dense_start<E: ExtentsType, T>(
+    layout: &StaticLayout<E>,
     access: &RawAccess<'_, T>,
-) -> Option<(*const T, usize)> {
+) -> Option<(*const T, DenseShape)> {
     let RawAccess {
         shape,
         strides,
@@ -57,56 +71,80 @@ fn matching_start<E: ExtentsType, T>(
     let rank = shape.len();
     // A tensor of parts (a real array in a complex statement) converts each element it reads:
     // the general kernels do that.
-    if !E::STATIC || part || memory != Memory::Host || rank != E::RANK || rank > MAX_STATIC_RANK {
+    if part
+        || memory != Memory::Host
+        || rank > MAX_STATIC_RANK
+        || (E::STATIC && rank != E::RANK)
+        || (!E::STATIC && !layout.claims(&shape))
+    {
         return None;
     }
+    let mut dense = DenseShape {
+        rank,
+        extents: [0; MAX_STATIC_RANK],
+        strides: [0; MAX_STATIC_RANK],
+        elements: 1,
+    };
     // Innermost axis first: each stride must be the product of the extents inside it.
-    let mut elements = 1usize;
     for axis in (0..rank).rev() {
-        let stride = isize::try_from(E::STRIDES[axis]).ok()?;
-        let row_major = isize::try_from(elements).ok()?;
-        if shape[axis] != E::EXTENTS[axis] || strides[axis] != stride || stride != row_major {
+        let row_major = isize::try_from(dense.elements).ok()?;
+        if strides[axis] != row_major {
             return None;
         }
-        elements = elements.checked_mul(shape[axis])?;
+        if E::STATIC && (shape[axis] != E::EXTENTS[axis] || E::STRIDES[axis] != dense.elements) {
+            return None;
+        }
+        dense.extents[axis] = shape[axis];
+        dense.strides[axis] = dense.elements;
+        dense.elements = dense.elements.checked_mul(shape[axis])?;
     }
     let start = usize::try_from(offset).ok()?;
     // In bounds: `start + elements <= len` is checked first.
-    (start.checked_add(elements)? <= len).then_some((data.wrapping_add(start), elements))
+    (start.checked_add(dense.elements)? <= len).then_some((data.wrapping_add(start), dense))
 }
 
-/// `Σ index[k]·strides[k]` over `E`'s strides, if every position lies inside its axis (each
-/// compared with its own extent, which the compiler proves from the loop bounds it runs in).
-/// For a layout `matching_start` accepted (extents and row-major strides equal to `E`'s), the
-/// offset is then below the layout's element count.
-#[inline(always)]
-fn element_offset<E: ExtentsType, const R: usize>(index: [usize; R]) -> Option<usize> {
-    if R != E::RANK || R > MAX_STATIC_RANK {
-        return None;
-    }
-    let mut offset = 0;
-    for (axis, &position) in index.iter().enumerate() {
-        if position >= E::EXTENTS[axis] {
+impl DenseShape {
+    /// `Σ index[k]·strides[k]`, if that element is one of the access's own: for a static `E`,
+    /// the index has `E`'s rank and every position lies inside its axis (each compared with
+    /// `E`'s constant, which the compiler proves from the loop bounds it runs in), so for a
+    /// shape `dense_start` accepted the offset is below the element count; for a dynamic one,
+    /// the index has the access's rank and the offset is below the element count (one
+    /// comparison per element, where the written-out loops' bounds are values: a position
+    /// past its extent could only move to another of the access's own elements, and generated
+    /// code never passes one).
+    #[inline(always)]
+    fn offset<E: ExtentsType, const R: usize>(&self, index: [usize; R]) -> Option<usize> {
+        if R > MAX_STATIC_RANK || R != if E::STATIC { E::RANK } else { self.rank } {
             return None;
         }
-        // Wrapping only matters for an `E` no accepted layout has; for those offsets stay
-        // below the element count, which fits in `usize`.
-        offset = position.wrapping_mul(E::STRIDES[axis]).wrapping_add(offset);
+        let mut offset = 0usize;
+        for (axis, &position) in index.iter().enumerate() {
+            let stride = if E::STATIC {
+                if position >= E::EXTENTS[axis] {
+                    return None;
+                }
+                E::STRIDES[axis]
+            } else {
+                self.strides[axis]
+            };
+            // Wrapping: whatever the sum, only an offset below the element count is used.
+            offset = position.wrapping_mul(stride).wrapping_add(offset);
+        }
+        (E::STATIC || offset < self.elements).then_some(offset)
     }
-    Some(offset)
 }
 
 impl<'a, T> Access<'a, T> {
-    /// This access as one laid out as `layout` says, if it is (see the module's invariant).
+    /// This access as a dense one of `layout`'s type, if it is (see the module's invariant).
     #[inline(always)]
-    pub fn as_static<E: ExtentsType>(
+    pub fn as_dense<E: ExtentsType>(
         &self,
         layout: StaticLayout<E>,
-    ) -> Option<StaticAccess<'a, T, E>> {
-        let (data, elements) = matching_start(&layout, &self.raw)?;
-        Some(StaticAccess {
+    ) -> Option<DenseAccess<'a, T, E>> {
+        let (data, shape) = dense_start(&layout, &self.raw)?;
+        Some(DenseAccess {
             data,
-            elements,
+            shape,
             _borrow: PhantomData,
             _extents: PhantomData,
         })
@@ -114,16 +152,16 @@ impl<'a, T> Access<'a, T> {
 }
 
 impl<'a, T> TargetAccess<'a, T> {
-    /// This target as one laid out as `layout` says, if it is (see the module's invariant).
+    /// This target as a dense one of `layout`'s type, if it is (see the module's invariant).
     #[inline(always)]
-    pub fn as_static<E: ExtentsType>(
+    pub fn as_dense<E: ExtentsType>(
         &self,
         layout: StaticLayout<E>,
-    ) -> Option<StaticTarget<'a, T, E>> {
-        let (data, elements) = matching_start(&layout, &self.raw)?;
-        Some(StaticTarget {
+    ) -> Option<DenseTarget<'a, T, E>> {
+        let (data, shape) = dense_start(&layout, &self.raw)?;
+        Some(DenseTarget {
             data: data.cast_mut(),
-            elements,
+            shape,
             exclusive: self.exclusive,
             _borrow: PhantomData,
             _extents: PhantomData,
@@ -131,32 +169,32 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 }
 
-impl<T: Copy, E: ExtentsType> StaticAccess<'_, T, E> {
+impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     /// The element at `index` (one position per axis). An index outside the layout panics.
     #[inline(always)]
     pub fn load<const R: usize>(&self, index: [usize; R]) -> T {
-        let Some(offset) = element_offset::<E, R>(index) else {
+        let Some(offset) = self.shape.offset::<E, R>(index) else {
             panic!("tensor-dsl bug: a written-out loop read outside its operand")
         };
-        // SAFETY: `as_static` made `data` the first of `elements` values that the access's
-        // own layout addresses (its shape and strides equal `E`'s, all inside its buffer), so
-        // they are valid for reads while the access's borrow lives; every position was just
-        // checked against its extent, so `offset < elements`. Reads go through the raw
+        // SAFETY: `as_dense` made `data` the first of `elements` values that the access's
+        // own layout addresses (row-major strides of its shape, all inside its buffer), so
+        // they are valid for reads while the access's borrow lives, and `offset` was just
+        // checked to be one of them (`DenseShape::offset`). Reads go through the raw
         // pointer, so a target writing the same buffer in place makes no reference alias, and
         // the type is not `Send`: one thread uses it.
         unsafe { self.data.add(offset).read() }
     }
 }
 
-impl<T: Element, E: ExtentsType> StaticTarget<'_, T, E> {
+impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// Combines `value` into the element at `index` as `mode` says (β = 0 does not read it).
     /// An index outside the layout panics.
     #[inline(always)]
     pub fn update<const R: usize>(&self, index: [usize; R], mode: Mode<T>, value: T) {
-        let Some(offset) = element_offset::<E, R>(index) else {
+        let Some(offset) = self.shape.offset::<E, R>(index) else {
             panic!("tensor-dsl bug: a written-out loop wrote outside its target")
         };
-        // SAFETY: as in `StaticAccess::load`: the `elements` values from `data` are the
+        // SAFETY: as in `DenseAccess::load`: the `elements` values from `data` are the
         // target's own, valid for reads and writes while its (exclusive or writable-view)
         // borrow lives, and only this thread uses them (the type is neither `Send` nor
         // `Sync`).
@@ -177,14 +215,15 @@ impl<T: Element, E: ExtentsType> StaticTarget<'_, T, E> {
     /// borrow checker keeps every operand away from it, and the answer is then a constant the
     /// compiler folds, leaving the general path of a statement over arrays dead code.
     #[inline(always)]
-    pub fn overlaps<F: ExtentsType>(&self, operand: &StaticAccess<'_, T, F>) -> bool {
+    pub fn overlaps<F: ExtentsType>(&self, operand: &DenseAccess<'_, T, F>) -> bool {
         let size = std::mem::size_of::<T>();
         let (written, read) = (self.data as usize, operand.data as usize);
+        let (written_elements, read_elements) = (self.shape.elements, operand.shape.elements);
         !self.exclusive
-            && self.elements > 0
-            && operand.elements > 0
-            && read < written.wrapping_add(self.elements * size)
-            && written < read.wrapping_add(operand.elements * size)
+            && written_elements > 0
+            && read_elements > 0
+            && read < written.wrapping_add(written_elements * size)
+            && written < read.wrapping_add(read_elements * size)
     }
 }
 
@@ -201,27 +240,93 @@ mod tests {
         let layout = StaticLayout::<Extents2<2, 3>>::OF;
         let access = array.__tdsl_operand();
         let fixed = access
-            .as_static(layout)
+            .as_dense(layout)
             .expect("a nested array is its static layout");
         assert_eq!((fixed.load([1, 2]), fixed.load([0, 1])), (6.0, 2.0));
         // A transposed or sliced view of the same extents is not.
         let tensor = Tensor::from_fn([3, 2], |ix| (ix[0] * 2 + ix[1]) as f64);
         let transposed = tensor.view().permuted_axes(&[1, 0]);
-        assert!(transposed.__tdsl_operand().as_static(layout).is_none());
+        assert!(transposed.__tdsl_operand().as_dense(layout).is_none());
         let wide = Tensor::<f64>::zeros([2, 4]);
         let window = wide.view().slice_axis(1, 0..3);
-        assert!(window.__tdsl_operand().as_static(layout).is_none());
-        // Nor is another rank, another extent, or a dynamic layout.
+        assert!(window.__tdsl_operand().as_dense(layout).is_none());
+        // Nor is another rank or another extent.
         let flat = Tensor::<f64>::zeros([6]);
-        assert!(flat.__tdsl_operand().as_static(layout).is_none());
-        assert!(access.as_static(StaticLayout::<Dynamic>::OF).is_none());
+        assert!(flat.__tdsl_operand().as_dense(layout).is_none());
+        // A dynamic type takes any row-major layout without gaps, at its own extents.
+        let claiming = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape);
+        let dense = tensor
+            .__tdsl_operand()
+            .as_dense(claiming(&[3, 2]))
+            .expect("a tensor is dense");
+        assert_eq!((dense.load([2, 1]), dense.load([1, 0])), (5.0, 2.0));
+        let whole = access.as_dense(claiming(&[2, 3])).expect("so is an array");
+        assert_eq!(whole.load([1, 2]), 6.0);
+        let column = tensor.view().slice_axis(1, 1..2);
+        assert!(column
+            .__tdsl_operand()
+            .as_dense(claiming(&[3, 1]))
+            .is_none());
+        assert!(transposed
+            .__tdsl_operand()
+            .as_dense(claiming(&[2, 3]))
+            .is_none());
+        assert!(window
+            .__tdsl_operand()
+            .as_dense(claiming(&[2, 3]))
+            .is_none());
+        let rows = wide.view().slice_axis(0, 1..2);
+        let row = rows
+            .__tdsl_operand()
+            .as_dense(claiming(&[1, 4]))
+            .expect("one row is dense");
+        assert_eq!(row.load([0, 3]), 0.0);
+        // Only at the shape the statement checked: an access that disagrees with it, or a
+        // layout that states none, is left to the general kernels.
+        assert!(tensor
+            .__tdsl_operand()
+            .as_dense(claiming(&[4, 2]))
+            .is_none());
+        assert!(tensor.__tdsl_operand().as_dense(claiming(&[6])).is_none());
+        assert!(tensor
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Dynamic>::OF)
+            .is_none());
+        // Nor is a rank past the written-out loops' limit.
+        let five = Tensor::<f64>::zeros([1, 1, 1, 1, 1]);
+        assert!(five
+            .__tdsl_operand()
+            .as_dense(claiming(&[1, 1, 1, 1, 1]))
+            .is_none());
         let mut scalar = 0.0f64;
         let target = TargetAccess::scalar(&mut scalar);
         let written = target
-            .as_static(StaticLayout::<Extents0>::OF)
+            .as_dense(StaticLayout::<Extents0>::OF)
             .expect("a scalar target");
         written.update([], Mode::Add, 2.5);
         assert_eq!(scalar, 2.5);
+    }
+
+    #[test]
+    #[should_panic(expected = "read outside its operand")]
+    fn an_index_past_a_dynamic_layout_panics() {
+        let tensor = Tensor::<f64>::zeros([2, 3]);
+        let dense = tensor
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .unwrap();
+        dense.load([1, 3]);
+    }
+
+    #[test]
+    #[should_panic(expected = "read outside its operand")]
+    fn an_index_of_another_rank_panics() {
+        let tensor = Tensor::<f64>::zeros([2, 3]);
+        let dense = tensor
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .unwrap();
+        dense.load([0, 0, 0]);
     }
 
     #[test]
@@ -230,7 +335,7 @@ mod tests {
         let array = [[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
         let fixed = array
             .__tdsl_operand()
-            .as_static(StaticLayout::<Extents2<2, 3>>::OF)
+            .as_dense(StaticLayout::<Extents2<2, 3>>::OF)
             .unwrap();
         fixed.load([2, 0]);
     }
@@ -242,12 +347,12 @@ mod tests {
         let other = [[0.0f64; 2]; 2];
         {
             let access = c.__tdsl_target();
-            let target = access.as_static(layout).unwrap();
+            let target = access.as_dense(layout).unwrap();
             target.update([0, 1], Mode::Scale(0.0), 5.0);
             target.update([1, 0], Mode::Scale(2.0), 1.0);
             target.update([1, 1], Mode::Add, 1.0);
             // A target borrowed `&mut` as a whole overlaps no operand: none can reach it.
-            let own = access.read().as_static(layout).unwrap();
+            let own = access.read().as_dense(layout).unwrap();
             assert!(!target.overlaps(&own));
         }
         assert_eq!(c, [[1.0, 5.0], [3.0, 2.0]]);
@@ -255,10 +360,10 @@ mod tests {
         let mut tensor = Tensor::<f64>::zeros([2, 2]);
         let view = tensor.view_mut();
         let access = TargetShared::__tdsl_target(&view);
-        let target = access.as_static(layout).unwrap();
-        let own = access.read().as_static(layout).unwrap();
+        let target = access.as_dense(layout).unwrap();
+        let own = access.read().as_dense(layout).unwrap();
         assert!(target.overlaps(&own));
-        let apart = other.__tdsl_operand().as_static(layout).unwrap();
+        let apart = other.__tdsl_operand().as_dense(layout).unwrap();
         assert!(!target.overlaps(&apart));
     }
 }

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 /// Static extents also state the layout: row-major and contiguous from the access's first
 /// element, a nested array's. Loops written out over them compute offsets from these constants,
 /// but only for an access whose real shape and strides were checked to be exactly these (see
-/// `static_access.rs`); a type whose tensors are laid out otherwise takes the general kernels.
+/// `dense.rs`); a type whose tensors are laid out otherwise takes the general kernels.
 pub trait ExtentsType {
     /// Every extent is part of the type.
     const STATIC: bool;
@@ -218,6 +218,11 @@ pub struct StaticLayout<E> {
     pub is_static: bool,
     /// The extents, outermost first (0 past the rank).
     pub extents: [usize; MAX_STATIC_RANK],
+    /// For run-time extents, the shape the statement's checks read (`__tdsl_shape`), if known:
+    /// the written-out loops take an access only if its own shape is this one, so an operand
+    /// whose access disagrees with its shape reaches the step's proof, which names it, before
+    /// anything is written.
+    claimed: Option<(usize, [usize; MAX_STATIC_RANK])>,
     extents_type: PhantomData<fn() -> E>,
 }
 
@@ -234,8 +239,31 @@ impl<E: ExtentsType> StaticLayout<E> {
     pub const OF: Self = StaticLayout {
         is_static: E::STATIC,
         extents: E::EXTENTS,
+        claimed: None,
         extents_type: PhantomData,
     };
+
+    /// The layout `E` states, with `shape` as the shape the statement checked (kept for
+    /// run-time extents of rank at most [`MAX_STATIC_RANK`]).
+    #[inline(always)]
+    pub(crate) fn claiming(shape: &[usize]) -> Self {
+        let claimed = (!E::STATIC && shape.len() <= MAX_STATIC_RANK).then(|| {
+            let mut extents = [0; MAX_STATIC_RANK];
+            extents[..shape.len()].copy_from_slice(shape);
+            (shape.len(), extents)
+        });
+        StaticLayout {
+            claimed,
+            ..Self::OF
+        }
+    }
+
+    /// Whether `shape` is the one the statement checked (see the field).
+    #[inline(always)]
+    pub(crate) fn claims(&self, shape: &[usize]) -> bool {
+        self.claimed
+            .is_some_and(|(rank, extents)| rank == shape.len() && extents[..rank] == *shape)
+    }
 }
 
 /// The extents of a scalar, as the target of a statement with no left-hand indices: static,

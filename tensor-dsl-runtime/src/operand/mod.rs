@@ -5,9 +5,9 @@
 pub(crate) mod access;
 pub(crate) mod array;
 pub(crate) mod check;
+pub(crate) mod dense;
 pub(crate) mod extents;
 #[cfg(feature = "ndarray")]
 pub(crate) mod ndarray;
 pub(crate) mod range;
 pub(crate) mod slice;
-pub(crate) mod static_access;
