@@ -34,12 +34,11 @@ pub struct DenseTarget<'a, T, E> {
     _extents: PhantomData<fn() -> E>,
 }
 
-/// A dense access's own extents and row-major strides (read only for a dynamic extents
-/// type), and how many elements it addresses (their product).
+/// A dense access's rank and row-major strides (read only for a dynamic extents type), and
+/// how many elements it addresses (its extents' product).
 #[derive(Clone, Copy)]
 struct DenseShape {
     rank: usize,
-    extents: [usize; MAX_STATIC_RANK],
     strides: [usize; MAX_STATIC_RANK],
     elements: usize,
 }
@@ -81,7 +80,6 @@ fn dense_start<E: ExtentsType, T>(
     }
     let mut dense = DenseShape {
         rank,
-        extents: [0; MAX_STATIC_RANK],
         strides: [0; MAX_STATIC_RANK],
         elements: 1,
     };
@@ -94,7 +92,6 @@ fn dense_start<E: ExtentsType, T>(
         if E::STATIC && (shape[axis] != E::EXTENTS[axis] || E::STRIDES[axis] != dense.elements) {
             return None;
         }
-        dense.extents[axis] = shape[axis];
         dense.strides[axis] = dense.elements;
         dense.elements = dense.elements.checked_mul(shape[axis])?;
     }
