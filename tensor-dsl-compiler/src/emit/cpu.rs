@@ -216,6 +216,9 @@ struct StepParts {
     /// Each operand read, bound to the loops (`handle.at(axes)`), and loaded at a point.
     operands: Vec<TokenStream>,
     loads: Vec<TokenStream>,
+    /// Each operand's elements as one run, when the step is point-wise and every access has
+    /// the target's indices in the target's order (`DenseTarget::pointwise`).
+    runs: Option<Vec<TokenStream>>,
     /// Each access the written-out loops read with its layout local, and the target's layout.
     reads: Vec<(Ident, TokenStream)>,
     target_layout: TokenStream,
@@ -711,6 +714,14 @@ impl StatementEmitter<'_> {
         let mut operands: Vec<TokenStream> = Vec::new();
         let mut loads: Vec<TokenStream> = Vec::new();
         let mut reads: Vec<(Ident, TokenStream)> = Vec::new();
+        // One offset is one point in every access only if each has the target's indices, in
+        // its order, none fixed or repeated.
+        let distinct_vars = lhs
+            .iter()
+            .enumerate()
+            .all(|(k, slot)| matches!(slot, Slot::Var(_)) && !lhs[..k].contains(slot));
+        let mut runs =
+            (lhs_vars.len() == loops.len() && !lhs.is_empty() && distinct_vars).then(Vec::new);
         let mut element = |access: &crate::ir::Access| {
             let handle = if Some(access.tensor) == in_place {
                 hidden("__target_read")
@@ -726,6 +737,12 @@ impl StatementEmitter<'_> {
             let index = position(&access.slots);
             let checked = dense_handle(&handle);
             loads.push(hygienic!(#checked.load([#(#index),*])));
+            if access.slots != lhs {
+                runs = None;
+            }
+            if let Some(runs) = &mut runs {
+                runs.push(hygienic!(#checked.run()));
+            }
             if !reads.iter().any(|(read, _)| *read == handle) {
                 let layout = layout_local(access.tensor).into_token_stream();
                 reads.push((handle, layout));
@@ -786,6 +803,7 @@ impl StatementEmitter<'_> {
             target_position: position(lhs),
             operands,
             loads,
+            runs,
             reads,
             target_layout,
             alpha,
@@ -871,12 +889,22 @@ impl StatementEmitter<'_> {
             extents,
             target_position,
             loads,
+            runs,
             alpha,
             mode,
             body,
             ..
         } = parts;
         let (n_out, n_loops) = (*n_out, extents.len());
+        if let Some(runs) = runs {
+            return hygienic! {
+                {
+                    let __mode = #mode;
+                    let __alpha = #alpha;
+                    __dense_target.pointwise([#(#runs),*], __mode, __alpha, |__x| #body);
+                }
+            };
+        }
         let elements = (!loads.is_empty()).then(|| hygienic!(let __x = [#(#loads),*];));
         let value = if n_out == n_loops {
             hygienic! {

@@ -17,6 +17,7 @@ pub struct Occurrence {
 }
 
 /// Checks that `access` (on tensor `tensor`) uses as many indices as the tensor has axes.
+#[inline]
 pub fn check_rank(
     access: &'static str,
     tensor: &'static str,
@@ -26,7 +27,13 @@ pub fn check_rank(
     if shape.len() == rank {
         return Ok(());
     }
-    Err(ShapeError::new(
+    Err(rank_mismatch(access, tensor, shape, rank))
+}
+
+#[cold]
+#[inline(never)]
+fn rank_mismatch(access: &str, tensor: &str, shape: &[usize], rank: usize) -> ShapeError {
+    ShapeError::new(
         ShapeErrorKind::RankMismatch,
         format!(
             "`{access}` uses {rank} {} but `{tensor}` has {} {} (shape {shape:?})",
@@ -34,7 +41,7 @@ pub fn check_rank(
             shape.len(),
             plural(shape.len(), "axis", "axes"),
         ),
-    ))
+    )
 }
 
 /// The common extent of `index` over all its occurrences, or an error naming the first pair

@@ -166,6 +166,27 @@ impl<'a, T> TargetAccess<'a, T> {
     }
 }
 
+/// A dense access's elements as one run, in row-major order, whatever its extents type (see
+/// [`DenseTarget::pointwise`]).
+#[derive(Clone, Copy)]
+pub struct DenseRun<'a, T> {
+    data: *const T,
+    elements: usize,
+    _borrow: PhantomData<&'a T>,
+}
+
+impl<'a, T: Copy, E: ExtentsType> DenseAccess<'a, T, E> {
+    /// Its elements as one run.
+    #[inline(always)]
+    pub fn run(&self) -> DenseRun<'a, T> {
+        DenseRun {
+            data: self.data,
+            elements: self.shape.elements,
+            _borrow: PhantomData,
+        }
+    }
+}
+
 impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     /// The element at `index` (one position per axis). An index outside the layout panics.
     #[inline(always)]
@@ -204,6 +225,57 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
                 Mode::Scale(beta) => beta.times(slot.read()).plus(value),
             };
             slot.write(combined);
+        }
+    }
+
+    /// Combines `α·body` of the runs' elements at each offset into the target's element at
+    /// that offset, as `mode` says (β = 0 does not read it): one loop over all elements,
+    /// which the compiler vectorizes. Generated code passes it the runs of accesses whose
+    /// indices are the target's own in the target's order, at the shapes the statement
+    /// checked, so one offset is one point in all of them. A run of another length panics
+    /// before anything is written.
+    #[inline(always)]
+    pub fn pointwise<const N: usize>(
+        &self,
+        runs: [DenseRun<'_, T>; N],
+        mode: Mode<T>,
+        alpha: T,
+        body: impl Fn([T; N]) -> T,
+    ) {
+        let elements = self.shape.elements;
+        if runs.iter().any(|run| run.elements != elements) {
+            panic!("tensor-dsl bug: a point-wise run of another length than its target's");
+        }
+        let value = |k: usize| {
+            // SAFETY: `k` is below `elements`, every run's length (checked above), and a run's
+            // `elements` values from `data` are its access's own, valid for reads while its
+            // borrow lives (`dense_start`); raw reads, as in `DenseAccess::load`.
+            alpha.times(body(std::array::from_fn(|o| unsafe {
+                runs[o].data.add(k).read()
+            })))
+        };
+        // SAFETY (each loop): `k` is below the target's `elements`, its own values, valid for
+        // reads and writes on this thread only (as in `update`); an element is read before
+        // it is written, so a run that is the target's own read sees the old value.
+        match mode {
+            Mode::Add => (0..elements).for_each(|k| {
+                let value = value(k);
+                unsafe {
+                    let slot = self.data.add(k);
+                    slot.write(slot.read().plus(value));
+                }
+            }),
+            Mode::Scale(beta) if beta != T::ZERO => (0..elements).for_each(|k| {
+                let value = value(k);
+                unsafe {
+                    let slot = self.data.add(k);
+                    slot.write(beta.times(slot.read()).plus(value));
+                }
+            }),
+            Mode::Assign | Mode::Scale(_) => (0..elements).for_each(|k| {
+                let value = value(k);
+                unsafe { self.data.add(k).write(value) }
+            }),
         }
     }
 
@@ -362,5 +434,66 @@ mod tests {
         assert!(target.overlaps(&own));
         let apart = other.__tdsl_operand().as_dense(layout).unwrap();
         assert!(!target.overlaps(&apart));
+    }
+
+    #[test]
+    fn pointwise_runs_combine_as_each_mode_says() {
+        let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape);
+        let a = Tensor::from_fn([3, 5], |ix| (ix[0] * 5 + ix[1]) as f64);
+        let b = Tensor::from_fn([3, 5], |ix| 0.5 + ix[1] as f64);
+        let (ra, rb) = (
+            a.__tdsl_operand().as_dense(layout(&[3, 5])).unwrap(),
+            b.__tdsl_operand().as_dense(layout(&[3, 5])).unwrap(),
+        );
+        let expected = |k: usize, old: f64, mode: Mode<f64>| {
+            let value = 2.0 * (a.as_slice()[k] - b.as_slice()[k]);
+            match mode {
+                Mode::Assign => value,
+                Mode::Add => old + value,
+                Mode::Scale(beta) if beta == 0.0 => value,
+                Mode::Scale(beta) => beta * old + value,
+            }
+        };
+        for mode in [Mode::Assign, Mode::Add, Mode::Scale(0.0), Mode::Scale(-1.5)] {
+            // NaN where β = 0 must not read it.
+            let old = |k: usize| if k % 4 == 0 { f64::NAN } else { k as f64 };
+            let mut c = Tensor::from_fn([3, 5], |ix| old(ix[0] * 5 + ix[1]));
+            let access = c.__tdsl_target();
+            let target = access.as_dense(layout(&[3, 5])).unwrap();
+            target.pointwise([ra.run(), rb.run()], mode, 2.0, |[x, y]| x - y);
+            for (k, &value) in c.as_slice().iter().enumerate() {
+                let want = expected(k, old(k), mode);
+                assert!(
+                    value == want || (value.is_nan() && want.is_nan()),
+                    "{mode:?} at {k}: {value} against {want}"
+                );
+            }
+        }
+        // The target's own read, in place: each element is read before it is written.
+        let mut c = Tensor::from_fn([3, 5], |ix| ix[1] as f64);
+        let view = c.view_mut();
+        let access = TargetShared::__tdsl_target(&view);
+        let target = access.as_dense(layout(&[3, 5])).unwrap();
+        let own = access.read().as_dense(layout(&[3, 5])).unwrap();
+        target.pointwise([own.run(), ra.run()], Mode::Assign, 1.0, |[x, y]| {
+            x * 10.0 + y
+        });
+        drop(view);
+        let want = Tensor::from_fn([3, 5], |ix| {
+            ix[1] as f64 * 10.0 + (ix[0] * 5 + ix[1]) as f64
+        });
+        assert_eq!(c.as_slice(), want.as_slice());
+    }
+
+    #[test]
+    #[should_panic(expected = "point-wise run of another length")]
+    fn a_pointwise_run_of_another_length_panics_before_writing() {
+        let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape);
+        let a = Tensor::<f64>::zeros([2, 3]);
+        let short = a.__tdsl_operand().as_dense(layout(&[2, 3])).unwrap();
+        let mut c = Tensor::<f64>::zeros([3, 3]);
+        let access = c.__tdsl_target();
+        let target = access.as_dense(layout(&[3, 3])).unwrap();
+        target.pointwise([short.run()], Mode::Assign, 1.0, |[x]| x);
     }
 }

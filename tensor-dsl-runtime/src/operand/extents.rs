@@ -247,9 +247,10 @@ impl<E: ExtentsType> StaticLayout<E> {
     /// run-time extents of rank at most [`MAX_STATIC_RANK`]).
     #[inline(always)]
     pub(crate) fn claiming(shape: &[usize]) -> Self {
+        // Element by element, not a call to `memcpy`/`memcmp` for a few words (small
+        // statements on run-time extents call these on every run).
         let claimed = (!E::STATIC && shape.len() <= MAX_STATIC_RANK).then(|| {
-            let mut extents = [0; MAX_STATIC_RANK];
-            extents[..shape.len()].copy_from_slice(shape);
+            let extents = std::array::from_fn(|axis| shape.get(axis).copied().unwrap_or(0));
             (shape.len(), extents)
         });
         StaticLayout {
@@ -261,8 +262,13 @@ impl<E: ExtentsType> StaticLayout<E> {
     /// Whether `shape` is the one the statement checked (see the field).
     #[inline(always)]
     pub(crate) fn claims(&self, shape: &[usize]) -> bool {
-        self.claimed
-            .is_some_and(|(rank, extents)| rank == shape.len() && extents[..rank] == *shape)
+        self.claimed.is_some_and(|(rank, extents)| {
+            rank == shape.len()
+                && shape
+                    .iter()
+                    .zip(&extents)
+                    .fold(true, |same, (a, b)| same & (a == b))
+        })
     }
 }
 
