@@ -26,6 +26,20 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
 ) {
+    // Unoptimized builds (build.rs) inline nothing, so a call through a trait object costs
+    // what a direct call does, and the engine is then compiled once per element type and loop
+    // count instead of once per statement: the bulk of what a statement adds to a debug build.
+    #[cfg(tdsl_unoptimized)]
+    let body: &(dyn Fn([T; N]) -> T + Sync) = &body;
+    evaluate_nest(step, body)
+}
+
+/// [`evaluate`] for one type of body.
+#[inline]
+fn evaluate_nest<T: Element, const L: usize, const N: usize>(
+    step: Step<'_, T, L, N>,
+    body: impl Fn([T; N]) -> T + Sync,
+) {
     step.assert_on_host();
     if step.extents()[..step.n_out()].contains(&0) {
         // No target element: nothing to write, however large the other loops.
