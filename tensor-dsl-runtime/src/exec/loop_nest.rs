@@ -202,104 +202,10 @@ fn part_start(length: usize, parts: usize, part: usize) -> usize {
     part * (length / parts) + part.min(length % parts)
 }
 
-/// Runs a loop nest (loops already in execution order) from `start`, on the widest vector
-/// registers the processor has: the crate is built for the baseline instruction set, so an
-/// optimized build also compiles each nest for AVX2 and picks that copy at run time where the
-/// processor has it. Both copies make the same additions in the same order (Rust neither
-/// reassociates nor fuses floating-point operations), so the bits do not depend on which ran.
+/// Runs a loop nest (loops already in execution order) from `start`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
-    nest: &Nest<'_, T, F, N>,
-    tiled: Option<usize>,
-    n_out: usize,
-    extents: &[usize; L],
-    operand_strides: &[[isize; N]; L],
-    target_strides: &[isize; L],
-    start: Point<N>,
-) {
-    // Debug builds inline nothing, so a second copy would only cost compile time.
-    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
-    if wide::available() {
-        // SAFETY: the processor has the features the copy is compiled for.
-        unsafe {
-            return wide::run_nest(
-                nest,
-                tiled,
-                n_out,
-                extents,
-                operand_strides,
-                target_strides,
-                start,
-            );
-        }
-    }
-    run_nest_here(
-        nest,
-        tiled,
-        n_out,
-        extents,
-        operand_strides,
-        target_strides,
-        start,
-    )
-}
-
-/// The AVX2 copy of the loop nests (see [`run_nest`]).
-#[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
-mod wide {
-    use super::*;
-
-    /// Whether this processor runs [`run_nest`]. Tests may turn it off to compare the copies.
-    pub(super) fn available() -> bool {
-        #[cfg(test)]
-        if BASELINE_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
-            return false;
-        }
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-
-    #[cfg(test)]
-    pub(super) static BASELINE_ONLY: std::sync::atomic::AtomicBool =
-        std::sync::atomic::AtomicBool::new(false);
-
-    /// [`run_nest_here`] compiled for AVX2: everything it calls on the hot path is inlined
-    /// into it, so the compiler vectorizes those loops eight `f32` wide.
-    ///
-    /// # Safety
-    /// The processor must have AVX2 ([`available`]).
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run_nest<
-        T: Element,
-        F: Fn([T; N]) -> T,
-        const L: usize,
-        const N: usize,
-    >(
-        nest: &Nest<'_, T, F, N>,
-        tiled: Option<usize>,
-        n_out: usize,
-        extents: &[usize; L],
-        operand_strides: &[[isize; N]; L],
-        target_strides: &[isize; L],
-        start: Point<N>,
-    ) {
-        run_nest_here(
-            nest,
-            tiled,
-            n_out,
-            extents,
-            operand_strides,
-            target_strides,
-            start,
-        )
-    }
-}
-
-/// [`run_nest`]'s loops, inlined into each copy.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn run_nest_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     tiled: Option<usize>,
     n_out: usize,
@@ -323,7 +229,6 @@ fn run_nest_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>
             operand_strides,
             target_strides,
             start,
-            #[inline(always)]
             |point| {
                 let (rows, columns) = (extents[outer], extents[inner]);
                 for row_block in (0..rows).step_by(TILE) {
@@ -362,7 +267,6 @@ fn run_nest_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>
             operand_strides,
             target_strides,
             start,
-            #[inline(always)]
             |point| {
                 nest.write_run(
                     point,
@@ -381,7 +285,6 @@ fn run_nest_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>
             operand_strides,
             target_strides,
             start,
-            #[inline(always)]
             |point| {
                 let length = extents[kept];
                 let mut from = 0;
@@ -405,7 +308,6 @@ fn run_nest_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>
             operand_strides,
             target_strides,
             start,
-            #[inline(always)]
             |point| {
                 let run = |at| nest.sum_run(at, extents[inner], &operand_strides[inner]);
                 // One run per point needs no cascade (small contractions call this per point).
@@ -419,7 +321,6 @@ fn run_nest_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>
                         operand_strides,
                         target_strides,
                         point,
-                        #[inline(always)]
                         |at| sum.add(run(at)),
                     );
                     sum.total()
@@ -786,7 +687,6 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             operand_strides,
             &no_target,
             start,
-            #[inline(always)]
             |at| {
                 // SAFETY: the step's proof covers every element of the nest, and the strip's
                 // `width` points along loop `n_out - 1` (stride 1 in every operand) lie in it.
@@ -1013,7 +913,7 @@ impl<const N: usize> Point<N> {
 
 /// Calls `f` at every point of loops `vars` (row-major: the last loop fastest), starting at
 /// `start`. Does nothing if one of the loops is empty; calls `f` once if `vars` is empty.
-#[inline(always)]
+#[inline]
 fn visit<const L: usize, const N: usize>(
     extents: &[usize; L],
     vars: std::ops::Range<usize>,
@@ -1282,91 +1182,6 @@ mod tests {
                     }
                 }
             }
-        }
-    }
-
-    /// The nests every shape of loop takes (a scalar sum, row sums, sums in strips, a
-    /// point-wise run, tiles), on ragged extents, evaluated by one copy of the nests.
-    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
-    fn every_kind_of_nest(x: &Tensor<f32>, y: &Tensor<f32>, y_t: &Tensor<f32>) -> Vec<u32> {
-        let [rows, columns] = [x.shape()[0], x.shape()[1]];
-        let mut bits = Vec::new();
-        let mut scalar = 0.0f32;
-        let target = TargetAccess::scalar(&mut scalar);
-        let both = [Axis::Loop(0), Axis::Loop(1)];
-        let step = Step::new(
-            target.at(&[]),
-            Mode::Assign,
-            1.0,
-            [rows, columns],
-            0,
-            [x.__tdsl_operand().at(&both), y.__tdsl_operand().at(&both)],
-        );
-        evaluate(step, |[a, b]| a * b);
-        bits.push(scalar.to_bits());
-        for (kept, summed) in [(rows, columns), (columns, rows)] {
-            let mut sums = Tensor::<f32>::zeros([kept]);
-            let target = sums.__tdsl_target();
-            let axes = if kept == rows {
-                [Axis::Loop(0), Axis::Loop(1)]
-            } else {
-                [Axis::Loop(1), Axis::Loop(0)]
-            };
-            let step = Step::new(
-                target.at(&[Axis::Loop(0)]),
-                Mode::Add,
-                0.5,
-                [kept, summed],
-                1,
-                [x.__tdsl_operand().at(&axes), y.__tdsl_operand().at(&axes)],
-            );
-            evaluate(step, |[a, b]| a * b + a);
-            bits.extend(sums.as_slice().iter().map(|v| v.to_bits()));
-        }
-        for transposed in [false, true] {
-            let mut out = Tensor::<f32>::zeros([rows, columns]);
-            let target = out.__tdsl_target();
-            let step = Step::new(
-                target.at(&both),
-                Mode::Assign,
-                1.5,
-                [rows, columns],
-                2,
-                [
-                    x.__tdsl_operand().at(&both),
-                    if transposed {
-                        y_t.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])
-                    } else {
-                        y.__tdsl_operand().at(&both)
-                    },
-                ],
-            );
-            evaluate(step, |[a, b]| a / b - a);
-            bits.extend(out.as_slice().iter().map(|v| v.to_bits()));
-        }
-        bits
-    }
-
-    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
-    #[test]
-    fn the_avx2_copy_gives_the_same_bits_as_the_baseline_one() {
-        use std::sync::atomic::Ordering;
-        for [rows, columns] in [[1, 7], [13, 1], [77, 131], [600, 1030]] {
-            let x = Tensor::<f32>::from_fn([rows, columns], |ix| {
-                ((ix[0] * 31 + ix[1] * 17) % 101) as f32 * 0.37 - 11.0
-            });
-            let y = Tensor::<f32>::from_fn([rows, columns], |ix| {
-                ((ix[0] * 7 + ix[1] * 3) % 89) as f32 * 0.21 + 1.0
-            });
-            let y_t =
-                Tensor::<f32>::from_fn([columns, rows], |ix| *y.get(&[ix[1], ix[0]]).unwrap());
-            // Other tests running meanwhile may take either copy too: the claim under test is
-            // that nothing can tell which.
-            wide::BASELINE_ONLY.store(true, Ordering::Relaxed);
-            let baseline = every_kind_of_nest(&x, &y, &y_t);
-            wide::BASELINE_ONLY.store(false, Ordering::Relaxed);
-            let widest = every_kind_of_nest(&x, &y, &y_t);
-            assert_eq!(baseline, widest, "{rows} × {columns}");
         }
     }
 
