@@ -387,7 +387,6 @@ impl<T: Element> Strip<T> {
 
     /// Hands the block's sums to the cascade (as [`Cascade::add`], point by point) and starts
     /// a new block.
-    #[inline(always)]
     fn flush(&mut self, width: usize) {
         let mut level = 0;
         while self.count >> level & 1 == 1 {
@@ -405,7 +404,6 @@ impl<T: Element> Strip<T> {
     }
 
     /// Each point's total (as [`Cascade::total`]), left in the block.
-    #[inline(always)]
     fn total(&mut self, width: usize) -> &[T] {
         let levels = 64 - self.count.leading_zeros() as usize;
         self.block[..width].fill(T::ZERO);
