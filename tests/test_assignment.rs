@@ -327,3 +327,96 @@ fn an_empty_block_is_an_expression() {
     let closure = || tensor! {};
     assert_eq!((unit, closure()), ((), ()));
 }
+
+/// `t[perm] = a[i, j, k]` for the permutations of a rank-3 tensor, every element compared
+/// exactly with `a`'s: four-, eight- and sixteen-byte elements (each size its own copy
+/// kernel, or none), extents below, at and past the copy's 64-wide tiles and 8- or 4-wide
+/// blocks, an empty axis, operands that are reversed or sliced views, a target whose rows are
+/// apart, and the statements a copy kernel must not take (`+=`, a scale).
+macro_rules! permuted_copies_are_exact {
+    ($name:ident, $t:ty, $value:expr) => {
+        #[test]
+        fn $name() {
+            let value: fn(usize) -> $t = $value;
+            for shape in [
+                [1, 1, 1],
+                [7, 13, 3],
+                [3, 70, 67],
+                [2, 129, 65],
+                [0, 5, 70],
+                [33, 17, 9],
+                [4, 200, 160],
+            ] {
+                let [n0, n1, n2] = shape;
+                let a = Tensor::<$t>::from_fn(shape, |ix| value((ix[0] * n1 + ix[1]) * n2 + ix[2]));
+                tensor! {
+                    let kji[k, j, i] = a[i, j, k];
+                    let ikj[i, k, j] = a[i, j, k];
+                    let jik[j, i, k] = a[i, j, k];
+                    let kij[k, i, j] = a[i, j, k];
+                    let jki[j, k, i] = a[i, j, k];
+                }
+                // A reversed and a sliced operand; a target with four spare columns per row.
+                let reversed = a.view().slice_axis_step(1, 0..n1, -1);
+                let sliced = a.view().slice_axis(2, 0..n2.saturating_sub(1));
+                let mut padded = Tensor::<$t>::from_fn([n2, n1 + 4, n0], |_| value(7));
+                let into = padded.view_mut().slice_axis(1, 0..n1);
+                tensor! {
+                    let from_reversed[k, j, i] = reversed[i, j, k];
+                    let from_sliced[k, j, i] = sliced[i, j, k];
+                    into[k, j, i] = a[i, j, k];
+                }
+                let mut doubled = Tensor::<$t>::from_fn([n2, n1, n0], |_| value(3));
+                let start = doubled.clone();
+                tensor! {
+                    doubled[k, j, i] += a[i, j, k];
+                    let scaled[k, j, i] = 2 * a[i, j, k];
+                }
+                for i in 0..n0 {
+                    for j in 0..n1 {
+                        for k in 0..n2 {
+                            let x = a.get(&[i, j, k]);
+                            let at = format!("{shape:?} at ({i}, {j}, {k})");
+                            assert_eq!(kji.get(&[k, j, i]), x, "kji {at}");
+                            assert_eq!(ikj.get(&[i, k, j]), x, "ikj {at}");
+                            assert_eq!(jik.get(&[j, i, k]), x, "jik {at}");
+                            assert_eq!(kij.get(&[k, i, j]), x, "kij {at}");
+                            assert_eq!(jki.get(&[j, k, i]), x, "jki {at}");
+                            let x_reversed = a.get(&[i, n1 - 1 - j, k]);
+                            assert_eq!(from_reversed.get(&[k, j, i]), x_reversed, "{at}");
+                            if k + 1 < n2 {
+                                assert_eq!(from_sliced.get(&[k, j, i]), x, "sliced {at}");
+                            }
+                            assert_eq!(padded.get(&[k, j, i]), x, "padded {at}");
+                            let x = *x.unwrap();
+                            let before = *start.get(&[k, j, i]).unwrap();
+                            assert_eq!(*doubled.get(&[k, j, i]).unwrap(), before + x, "{at}");
+                            assert_eq!(*scaled.get(&[k, j, i]).unwrap(), x + x, "{at}");
+                        }
+                    }
+                }
+                for k in 0..n2 {
+                    for j in n1..n1 + 4 {
+                        for i in 0..n0 {
+                            let spare = padded.get(&[k, j, i]).unwrap();
+                            assert_eq!(*spare, value(7), "spare column written");
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
+permuted_copies_are_exact!(permuted_copies_of_f32_are_exact, f32, |n| n as f32 * 0.25
+    - 3.0);
+permuted_copies_are_exact!(permuted_copies_of_f64_are_exact, f64, |n| n as f64 * 0.5
+    - 1e3);
+permuted_copies_are_exact!(permuted_copies_of_i32_are_exact, i32, |n| n as i32 * 3 - 7);
+permuted_copies_are_exact!(permuted_copies_of_i64_are_exact, i64, |n| -(n as i64) << 20);
+permuted_copies_are_exact!(permuted_copies_of_c32_are_exact, tensor_dsl::c32, |n| {
+    tensor_dsl::c32::new(n as f32, -(n as f32) * 0.5)
+});
+permuted_copies_are_exact!(permuted_copies_of_c64_are_exact, tensor_dsl::c64, |n| {
+    tensor_dsl::c64::new(n as f64 + 0.5, -(n as f64))
+});

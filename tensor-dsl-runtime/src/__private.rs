@@ -7,7 +7,7 @@ pub use crate::exec::backend::{
     same_backend, Backend, Host, HostBackend, OwnBackend, Probe, StepModule,
 };
 pub use crate::exec::gemm::contract;
-pub use crate::exec::loop_nest::evaluate;
+pub use crate::exec::loop_nest::{copy, evaluate};
 pub use crate::exec::network::{contract_network, PlanCache};
 pub use crate::exec::step::{Axis, Step, TargetUse, Use};
 #[cfg(feature = "matrix")]
@@ -146,3 +146,6 @@ pub fn layout_of<X: Operand + ?Sized>(operand: &X) -> StaticLayout<X::Extents> {
 pub fn read_operand<X: Operand + ?Sized>(operand: &X) -> Access<'_, X::Elem> {
     operand.__tdsl_operand()
 }
+
+#[cfg(tdsl_unoptimized)]
+pub use crate::exec::prebuilt::instances as prebuilt_instances;

@@ -226,6 +226,8 @@ struct StepParts {
     alpha: TokenStream,
     mode: TokenStream,
     body: TokenStream,
+    /// The body is the step's one operand, unchanged (`__private::copy`).
+    copy: bool,
 }
 
 impl StatementEmitter<'_> {
@@ -759,6 +761,8 @@ impl StatementEmitter<'_> {
         };
         // A single term's scale is applied once per point, after its sum (TiledArray's
         // ScalExpr); several point-wise terms each carry their own.
+        let copy = matches!(&step.terms[..], [term]
+            if matches!(term.expr, Expr::Access(_)) && !target_term(&term.expr));
         let (alpha, body) = match &step.terms[..] {
             [term] if !target_term(&term.expr) => (
                 self.scale(&term.scale, step.negate),
@@ -809,6 +813,7 @@ impl StatementEmitter<'_> {
             alpha,
             mode,
             body,
+            copy,
         }
     }
 
@@ -850,6 +855,7 @@ impl StatementEmitter<'_> {
             self.dispatched_step(step, proven, body)
         } else {
             match &step.kernel {
+                Kernel::LoopNest if parts.copy => hygienic!(#p::copy(#proven)),
                 Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
                 // Which loops each factor uses, and each loop's GEMM role, the runtime reads
                 // off the proven accesses: nothing it trusts travels separately.

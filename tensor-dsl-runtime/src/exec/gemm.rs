@@ -5,13 +5,13 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
-
 use crate::element::Element;
 use crate::operand::access::{stored_offset, Memory, Mode};
 
 use super::loop_nest::{combine, evaluate};
+use super::parallel::{for_each_chunk, for_each_part};
 use super::scratch::Scratch;
+use super::sort_loops;
 use super::step::{Bound, BoundTarget, Step};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
@@ -201,7 +201,7 @@ fn packed_layouts<T, const L: usize>(
     // Loops of `role`, outermost (largest stride in `by`) first.
     let ranked = |role: Role, by: &[isize; L]| -> Vec<usize> {
         let mut loops: Vec<usize> = (0..L).filter(|&var| roles[var] == role).collect();
-        loops.sort_by_key(|&var| std::cmp::Reverse(by[var].unsigned_abs()));
+        sort_loops(&mut loops, &|var| std::cmp::Reverse(by[var].unsigned_abs()));
         loops
     };
     let elements = |operand: u64| -> usize {
@@ -347,13 +347,11 @@ fn run_gemms<T: Element, const L: usize>(
     let parallel = threads > 1 && plan.work * plan.batches >= PARALLEL_GEMM_WORK;
     let m = plan.m.extent;
     if parallel && outer >= threads {
-        (0..outer)
-            .into_par_iter()
-            .for_each(|index| calls.run(index, 0..m, false));
+        for_each_part(outer, &|index| calls.run(index, 0..m, false));
     } else if parallel && calls.parts == [false, false] && rows_split_exactly(plan, threads) {
         // (Not for real GEMMs on parts: their calls are twice as wide or tall as the plan's,
         // which `rows_split_exactly` does not judge.)
-        (0..threads).into_par_iter().for_each(|part| {
+        for_each_part(threads, &|part| {
             let rows = m * part / threads..m * (part + 1) / threads;
             (0..outer).for_each(|index| calls.run(index, rows.clone(), false));
         });
@@ -548,7 +546,7 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
             lost.fill(T::ZERO);
             for wave in groups.chunks(WAVE) {
                 let slots = &mut slots[..wave.len() * size];
-                let run = |(group, slot): (&Vec<([isize; 3], usize)>, &mut [T])| {
+                let run = |group: &Vec<([isize; 3], usize)>, slot: &mut [T]| {
                     for (number, &(mut at, depth)) in group.iter().enumerate() {
                         at[0] += start * plan.m.strides[0];
                         let beta = if number > 0 { T::ONE } else { T::ZERO };
@@ -562,11 +560,11 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                     }
                 };
                 if across {
-                    wave.par_iter()
-                        .zip(slots.par_chunks_mut(size))
-                        .for_each(run);
+                    for_each_chunk(slots, size, &|number, slot| run(&wave[number], slot));
                 } else {
-                    wave.iter().zip(slots.chunks_mut(size)).for_each(run);
+                    for (group, slot) in wave.iter().zip(slots.chunks_mut(size)) {
+                        run(group, slot);
+                    }
                 }
                 for slot in slots.chunks(size) {
                     add_compensated(slot, sum, lost);

@@ -5,12 +5,13 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
-
 use crate::element::Element;
 use crate::operand::access::{stored_offset, stored_read, Mode};
 
+use super::parallel::{for_each_part, map_parts};
+use super::sort_loops;
 use super::step::Step;
+use super::transpose::{transpose_tile, transposes};
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
@@ -30,15 +31,33 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
     // what a direct call does, and the engine is then compiled once per element type and loop
     // count instead of once per statement: the bulk of what a statement adds to a debug build.
     #[cfg(tdsl_unoptimized)]
-    let body: &(dyn Fn([T; N]) -> T + Sync) = &body;
-    evaluate_nest(step, body)
+    let body: &DynBody<'_, T, N> = &body;
+    evaluate_nest(step, body, false)
 }
 
-/// [`evaluate`] for one type of body.
+/// [`evaluate`] for a step whose body is its one operand: `target[out] (=|+=|= β·target +)
+/// α · operand`, a copy when point-wise. A point-wise copy that transposes (its operand runs
+/// along one loop and the target along another) moves the elements through vector registers
+/// (`transpose_tile`) where α is one and the mode assigns: bit for bit the operand's elements,
+/// as the general path gives for every value but a signalling NaN, which α · x would quiet.
 #[inline]
-fn evaluate_nest<T: Element, const L: usize, const N: usize>(
+pub fn copy<T: Element, const L: usize>(step: Step<'_, T, L, 1>) {
+    let body = |[value]: [T; 1]| value;
+    #[cfg(tdsl_unoptimized)]
+    let body: &DynBody<'_, T, 1> = &body;
+    evaluate_nest(step, body, true)
+}
+
+/// A statement's body as a trait object: what unoptimized builds pass the engine.
+#[cfg(tdsl_unoptimized)]
+pub(super) type DynBody<'a, T, const N: usize> = dyn Fn([T; N]) -> T + Sync + 'a;
+
+/// [`evaluate`] for one type of body; `copy`: the body is the identity of its one operand.
+#[inline]
+pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
+    copy: bool,
 ) {
     step.assert_on_host();
     if step.extents()[..step.n_out()].contains(&0) {
@@ -63,7 +82,7 @@ fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
     // statement's has them): the nest is point-wise, and runs as one with those loops first.
     let n_out = if extents[n_out..].iter().all(|&extent| extent == 1) {
-        order.sort_by_key(|&var| extents[var] > 1);
+        sort_loops(&mut order, &|var| extents[var] > 1);
         L
     } else {
         n_out
@@ -86,6 +105,7 @@ fn evaluate_nest<T: Element, const L: usize, const N: usize>(
         mode,
         alpha,
         body: &body,
+        copy: copy && N == 1,
     };
     let start = Point {
         operands: std::array::from_fn(|k| operands[k].base),
@@ -125,37 +145,34 @@ fn evaluate_nest<T: Element, const L: usize, const N: usize>(
         // pairwise in order (`Cascade`), so the sum has the same bits on any number of threads.
         let length = extents[split];
         let chunks = SUM_PARTS.min(length);
-        let partials: Vec<T> = (0..chunks)
-            .into_par_iter()
-            .map(|chunk| {
-                let (low, high) = (
-                    part_start(length, chunks, chunk),
-                    part_start(length, chunks, chunk + 1),
-                );
-                let mut part = extents;
-                part[split] = high - low;
-                let mut at = start;
-                at.step(&operand_strides[split], 0, low as isize);
-                let mut partial = T::ZERO;
-                let local = Nest {
-                    target: &mut partial,
-                    mode: Mode::Assign,
-                    alpha: T::ONE,
-                    ..*nest_ref
-                };
-                at.target = 0;
-                run_nest(
-                    &local,
-                    tiled,
-                    n_out,
-                    &part,
-                    &operand_strides,
-                    &target_strides,
-                    at,
-                );
-                partial
-            })
-            .collect();
+        let partials: Vec<T> = map_parts(chunks, &|chunk| {
+            let (low, high) = (
+                part_start(length, chunks, chunk),
+                part_start(length, chunks, chunk + 1),
+            );
+            let mut part = extents;
+            part[split] = high - low;
+            let mut at = start;
+            at.step(&operand_strides[split], 0, low as isize);
+            let mut partial = T::ZERO;
+            let local = Nest {
+                target: &mut partial,
+                mode: Mode::Assign,
+                alpha: T::ONE,
+                ..*nest_ref
+            };
+            at.target = 0;
+            run_nest(
+                &local,
+                tiled,
+                n_out,
+                &part,
+                &operand_strides,
+                &target_strides,
+                at,
+            );
+            partial
+        });
         let mut sum = Cascade::new();
         partials.into_iter().for_each(|partial| sum.add(partial));
         nest.store(start.target, sum.total());
@@ -172,7 +189,7 @@ fn evaluate_nest<T: Element, const L: usize, const N: usize>(
             4
         };
         let chunks = (threads * per_thread).min(length);
-        (0..chunks).into_par_iter().for_each(|chunk| {
+        for_each_part(chunks, &|chunk| {
             let (low, high) = (
                 part_start(length, chunks, chunk),
                 part_start(length, chunks, chunk + 1),
@@ -495,18 +512,21 @@ fn loop_order<const L: usize, const N: usize>(
     use std::cmp::Reverse;
     let mut order: [usize; L] = std::array::from_fn(|var| var);
     // Loops of extent one cost nothing wherever they go; they stay outermost.
-    order[..n_out].sort_by_key(|&var| {
+    sort_loops(&mut order[..n_out], &|var| {
         let stride = target_strides[var].unsigned_abs();
         (extents[var] > 1, Reverse(stride), Reverse(weight(var)))
     });
-    order[n_out..].sort_by_key(|&var| (extents[var] > 1, Reverse(weight(var))));
+    sort_loops(&mut order[n_out..], &|var| {
+        (extents[var] > 1, Reverse(weight(var)))
+    });
     order
 }
 
 /// For a point-wise nest whose innermost loop reads some operand across its rows (a
 /// transpose), moves the loop along which that operand is contiguous next to the innermost
 /// one and returns that operand: the two loops are then run in tiles, the operand's tile read
-/// through a buffer.
+/// through a buffer (or, for a copy, moved by `transpose_tile`). The loops outside the tile
+/// then follow that operand's strides.
 #[inline]
 fn tile<const L: usize, const N: usize>(
     order: &mut [usize; L],
@@ -526,6 +546,12 @@ fn tile<const L: usize, const N: usize>(
     match best {
         Some(position) if strides[order[position]][worst].unsigned_abs() == 1 => {
             order[position..L - 1].rotate_left(1);
+            // Each tile reads that operand as one short run per column: loops outside the
+            // tile ordered by its strides make one tile's runs continue the last one's, so
+            // they stream (the target's tiles are whole blocks wherever they go).
+            sort_loops(&mut order[..L - 2], &|var| {
+                std::cmp::Reverse(strides[var][worst].unsigned_abs())
+            });
             Some(worst)
         }
         _ => None,
@@ -571,6 +597,8 @@ struct Nest<'b, T, F, const N: usize> {
     mode: Mode<T>,
     alpha: T,
     body: &'b F,
+    /// `body` returns its one operand's element unchanged.
+    copy: bool,
 }
 
 // SAFETY: threads share a `Nest` only to run disjoint parts of one loop nest: split along a
@@ -747,13 +775,18 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         })
     }
 
+    /// Whether a point's target element is `source`'s element as it lies in memory: a copy
+    /// that assigns with α = 1, of an operand of the target's own type.
+    fn copies_exactly(&self, source: Source<T>) -> bool {
+        self.copy && !source.part && matches!(self.mode, Mode::Assign) && self.alpha == T::ONE
+    }
+
     /// Stores `body` at the `shape` points of a tile of two loops (rows, then columns, the
     /// target contiguous along the columns) from `corner`, where operand `transposed` is
     /// contiguous down the rows: its tile is first copied down the rows into `buffer` laid out
     /// along them, so each of its cache lines is read whole and at once instead of one element
     /// per row pass (rows a power of two apart share a cache set and would evict each other
     /// between passes), and the rows are then written as runs reading the buffer.
-    #[inline(always)]
     fn write_tile(
         &self,
         buffer: &mut [T],
@@ -770,6 +803,57 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         let at = |row: usize, column: usize| {
             corner.operands[transposed] + row as isize * down + column as isize * across_step
         };
+        if self.copies_exactly(source) && down == 1 && target_strides[1] == 1 && transposes::<T>() {
+            // A copy: the tile's columns, each a run down the source, into the buffer as they
+            // lie, then the buffer transposed into the target's rows in vector registers. One
+            // side of each pass is the buffer, in cache, so source columns or target rows a
+            // power of two apart (one cache set) do not evict each other.
+            // Source columns a multiple of a page apart fall in one cache set and evict each
+            // other: those go through the buffer. Others are transposed in place, where the
+            // two tiles do not overlap (which the step's proof implies; checked here, as it
+            // costs nothing against a tile).
+            let from = source.data.wrapping_offset(corner.operands[transposed]);
+            let to = self.target.wrapping_offset(corner.target);
+            // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
+            #[allow(clippy::manual_is_multiple_of)]
+            let page_apart = across_step.unsigned_abs().wrapping_mul(size_of::<T>()) % 4096 == 0;
+            if !page_apart && apart(from, [1, across_step], to, [target_strides[0], 1], shape) {
+                // SAFETY: every element of both tiles lies inside the nest, which the step
+                // proved in bounds (the source's for reads, the target's for writes), and
+                // `apart` found no address in both.
+                if unsafe { transpose_tile(from, across_step, to, target_strides[0], shape) } {
+                    return;
+                }
+            }
+            for column in 0..columns {
+                // SAFETY: the run is `rows` elements of the tile from its top, down the
+                // source's unit stride, all inside the nest, which the step proved in bounds;
+                // the buffer holds `TILE × TILE` elements and `rows ≤ TILE`; the buffer is
+                // this call's own, so the two do not overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        source.offset(at(0, column)).data,
+                        buffer[column * TILE..][..rows].as_mut_ptr(),
+                        rows,
+                    )
+                };
+            }
+            // SAFETY: the buffer holds the tile, column `c` from `c · TILE`; the target's tile
+            // (rows `target_strides[0]` apart, unit steps across) lies inside the nest, so the
+            // step proved every element of it in bounds for writes, and it is not the buffer.
+            let copied = unsafe {
+                transpose_tile(
+                    buffer.as_ptr(),
+                    TILE as isize,
+                    self.target.offset(corner.target),
+                    target_strides[0],
+                    shape,
+                )
+            };
+            if copied {
+                return;
+            }
+        }
         for column in 0..columns {
             for row in 0..rows {
                 // SAFETY: the tile lies inside the nest, every element of which the step
@@ -890,6 +974,30 @@ pub(super) unsafe fn combine<T: Element>(mode: Mode<T>, alpha: T, slot: *mut T, 
     }
 }
 
+/// Whether the `shape` tiles at `first` and `second` (strides down and across, in elements)
+/// share no address: their ranges of addresses, lowest to highest element, do not meet.
+fn apart<T>(
+    first: *const T,
+    first_strides: [isize; 2],
+    second: *const T,
+    second_strides: [isize; 2],
+    shape: [usize; 2],
+) -> bool {
+    let range = |start: *const T, strides: [isize; 2]| {
+        let (mut low, mut high) = (start as isize, start as isize);
+        for (stride, extent) in strides.into_iter().zip(shape) {
+            let reach = (extent.saturating_sub(1) as isize)
+                .saturating_mul(stride)
+                .saturating_mul(size_of::<T>() as isize);
+            low = low.saturating_add(reach.min(0));
+            high = high.saturating_add(reach.max(0));
+        }
+        (low, high.saturating_add(size_of::<T>() as isize))
+    };
+    let (first, second) = (range(first, first_strides), range(second, second_strides));
+    first.1 <= second.0 || second.1 <= first.0
+}
+
 /// Offsets of every operand and of the target at one point of a loop nest.
 #[derive(Clone, Copy)]
 struct Point<const N: usize> {
@@ -963,6 +1071,23 @@ mod tests {
     use crate::exec::step::Axis;
     use crate::operand::access::{Operand, TargetAccess, TargetOwned};
     use crate::tensor::Tensor;
+
+    #[test]
+    fn apart_tiles_share_no_address() {
+        let buffer = [0u32; 64];
+        let at = |offset: usize| buffer[offset..].as_ptr();
+        // A 2 × 3 tile down rows of 8 from 0 reaches element 10; another from 11 is apart.
+        assert!(apart(at(0), [8, 1], at(11), [8, 1], [2, 3]));
+        assert!(!apart(at(0), [8, 1], at(10), [8, 1], [2, 3]));
+        // Interleaved tiles share no element but do share a range: not apart.
+        assert!(!apart(at(0), [8, 1], at(3), [8, 1], [2, 3]));
+        // Negative strides reach below the start.
+        assert!(!apart(at(20), [-8, 1], at(4), [1, 1], [3, 1]));
+        assert!(apart(at(20), [-8, 1], at(3), [1, 1], [1, 1]));
+        // A transposed tile against a row-major one.
+        assert!(apart(at(0), [1, 4], at(16), [4, 1], [4, 4]));
+        assert!(!apart(at(0), [1, 4], at(15), [4, 1], [4, 4]));
+    }
 
     #[test]
     fn matmul_with_a_transposed_operand() {

@@ -9,5 +9,51 @@ pub(crate) mod loop_nest;
 #[cfg(feature = "matrix")]
 pub(crate) mod matrix;
 pub mod network;
+pub(crate) mod parallel;
+#[cfg(tdsl_unoptimized)]
+pub mod prebuilt;
 pub(crate) mod scratch;
 pub(crate) mod step;
+pub(crate) mod transpose;
+
+/// Sorts a step's loop numbers by `key`, stably. A step has a few loops, so an insertion sort;
+/// and the key is a trait object, so the sort is compiled once per key type, not once per
+/// engine instance and call site as the standard library's sort would be.
+pub(crate) fn sort_loops<K: Ord>(loops: &mut [usize], key: &dyn Fn(usize) -> K) {
+    for next in 1..loops.len() {
+        let mut at = next;
+        // Strictly less: equal keys keep their order.
+        while at > 0 && key(loops[at]) < key(loops[at - 1]) {
+            loops.swap(at, at - 1);
+            at -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Reverse;
+
+    use super::sort_loops;
+
+    #[test]
+    fn sort_loops_orders_by_key_and_keeps_ties_in_place() {
+        let strides = [4usize, 1, 4, 16, 1, 0];
+        let mut loops: Vec<usize> = (0..strides.len()).collect();
+        sort_loops(&mut loops, &|var| Reverse(strides[var]));
+        assert_eq!(loops, [3, 0, 2, 1, 4, 5]);
+        // The standard library's stable sort agrees on every key.
+        let mut expected: Vec<usize> = (0..strides.len()).collect();
+        expected.sort_by_key(|&var| Reverse(strides[var]));
+        assert_eq!(loops, expected);
+    }
+
+    #[test]
+    fn sort_loops_takes_empty_and_single_runs() {
+        let mut none: [usize; 0] = [];
+        sort_loops(&mut none, &|var| var);
+        let mut one = [7];
+        sort_loops(&mut one, &|_| 0);
+        assert_eq!(one, [7]);
+    }
+}

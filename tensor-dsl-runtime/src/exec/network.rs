@@ -12,6 +12,7 @@ use crate::operand::access::Memory;
 use super::gemm::{contract, gemm_cost, row_major};
 use super::loop_nest::evaluate;
 use super::scratch::Scratch;
+use super::sort_loops;
 use super::step::{Bound, BoundTarget, Step};
 
 /// Each temporary's element count and loop strides.
@@ -440,7 +441,7 @@ fn lay_out<const L: usize>(
     // Loops in `mask`, outermost (largest stride in `by`) first; ties in loop order.
     let ranked = |mask: u64, by: &[isize; L]| -> Vec<usize> {
         let mut loops: Vec<usize> = (0..L).filter(|&var| mask >> var & 1 == 1).collect();
-        loops.sort_by_key(|&var| std::cmp::Reverse(by[var].unsigned_abs()));
+        sort_loops(&mut loops, &|var| std::cmp::Reverse(by[var].unsigned_abs()));
         loops
     };
     for (k, &(x, y)) in order.iter().enumerate().rev() {

@@ -1,0 +1,317 @@
+//! A tile of a copy whose source runs down the tile and whose target runs across it → the
+//! target, in blocks transposed in vector registers (AVX, detected at run time: 8 × 8 blocks
+//! of four-byte elements, 4 × 4 of eight-byte ones), the edges element by element. Invariant:
+//! elements are moved as bytes, never computed on, so every element type of those sizes is
+//! copied exactly, and every element named is read once and written once.
+
+/// Copies the `rows × columns` elements of a tile: element (r, c) from
+/// `source + r + c · source_stride` to `target + r · target_stride + c`. Returns `false`,
+/// having touched nothing, where no kernel fits (another element size, or no AVX): the caller
+/// then copies its own way.
+///
+/// # Safety
+/// Every source element named must be valid for reads and every target element for writes,
+/// and no target element may be a source element.
+pub(crate) unsafe fn transpose_tile<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+) -> bool {
+    let blocks = match kernel::<T>() {
+        Some(kernel) => {
+            // SAFETY: the kernel reads and writes only the elements named above of the
+            // tile's whole blocks (`Kernel`), which the caller vouches for; `kernel::<T>`
+            // returned it only for `T`'s size and where the CPU has AVX.
+            unsafe {
+                (kernel.run)(
+                    source.cast(),
+                    source_stride,
+                    target.cast(),
+                    target_stride,
+                    [rows, columns],
+                )
+            }
+            kernel.block
+        }
+        None => return false,
+    };
+    let (block_rows, block_columns) = (rows / blocks * blocks, columns / blocks * blocks);
+    // The edges: the columns right of the whole blocks, then the rows below them.
+    for row in 0..rows {
+        let from = if row < block_rows { block_columns } else { 0 };
+        for column in from..columns {
+            // SAFETY: an element of the tile, which the caller vouches for.
+            unsafe {
+                target
+                    .offset(row as isize * target_stride + column as isize)
+                    .write(
+                        source
+                            .offset(row as isize + column as isize * source_stride)
+                            .read(),
+                    )
+            };
+        }
+    }
+    true
+}
+
+/// Whether `transpose_tile` copies tiles of `T` on this CPU.
+pub(crate) fn transposes<T>() -> bool {
+    kernel::<T>().is_some()
+}
+
+/// A kernel for the whole `block × block` blocks of a tile, with `transpose_tile`'s layout
+/// and contract, elements of one size passed as bytes.
+#[derive(Clone, Copy)]
+struct Kernel {
+    block: usize,
+    run: unsafe fn(*const u8, isize, *mut u8, isize, [usize; 2]),
+}
+
+/// The kernel for elements of `T`'s size on this CPU, if any.
+fn kernel<T>() -> Option<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        return match size_of::<T>() {
+            4 => Some(Kernel {
+                block: 8,
+                run: avx::blocks_4,
+            }),
+            8 => Some(Kernel {
+                block: 4,
+                run: avx::blocks_8,
+            }),
+            _ => None,
+        };
+    }
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    /// The whole 8 × 8 blocks of a tile of four-byte elements (`transpose_tile`'s layout,
+    /// strides in elements), each as eight loads, 24 shuffles and eight stores.
+    ///
+    /// # Safety
+    /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX.
+    pub(super) unsafe fn blocks_4(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        // SAFETY: forwarded from the caller, who checked for AVX.
+        unsafe {
+            blocks_4_avx(
+                source.cast(),
+                source_stride,
+                target.cast(),
+                target_stride,
+                rows,
+                columns,
+            )
+        }
+    }
+
+    #[target_feature(enable = "avx")]
+    unsafe fn blocks_4_avx(
+        source: *const f32,
+        source_stride: isize,
+        target: *mut f32,
+        target_stride: isize,
+        rows: usize,
+        columns: usize,
+    ) {
+        // Rows outermost: eight target rows are written whole before the next eight, so a
+        // target whose rows are a power of two apart (one cache set) keeps them in cache.
+        for row in (0..rows / 8 * 8).step_by(8) {
+            for column in (0..columns / 8 * 8).step_by(8) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: the eight runs down source columns `column..column + 8` from row
+                // `row` on, and the eight along target rows `row..row + 8` from column
+                // `column` on, are the block's elements, which the caller vouches for.
+                // Unaligned loads and stores, and shuffles, move bits unchanged.
+                unsafe {
+                    // Written out, not a closure: a closure would not inherit AVX, and each
+                    // intrinsic would become a call.
+                    let v0 = _mm256_loadu_ps(base);
+                    let v1 = _mm256_loadu_ps(base.offset(source_stride));
+                    let v2 = _mm256_loadu_ps(base.offset(2 * source_stride));
+                    let v3 = _mm256_loadu_ps(base.offset(3 * source_stride));
+                    let v4 = _mm256_loadu_ps(base.offset(4 * source_stride));
+                    let v5 = _mm256_loadu_ps(base.offset(5 * source_stride));
+                    let v6 = _mm256_loadu_ps(base.offset(6 * source_stride));
+                    let v7 = _mm256_loadu_ps(base.offset(7 * source_stride));
+                    let (t0, t1) = (_mm256_unpacklo_ps(v0, v1), _mm256_unpackhi_ps(v0, v1));
+                    let (t2, t3) = (_mm256_unpacklo_ps(v2, v3), _mm256_unpackhi_ps(v2, v3));
+                    let (t4, t5) = (_mm256_unpacklo_ps(v4, v5), _mm256_unpackhi_ps(v4, v5));
+                    let (t6, t7) = (_mm256_unpacklo_ps(v6, v7), _mm256_unpackhi_ps(v6, v7));
+                    let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+                    let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+                    let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+                    let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+                    let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+                    let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+                    let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+                    let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+                    let rows_out = [
+                        _mm256_permute2f128_ps::<0x20>(s0, s4),
+                        _mm256_permute2f128_ps::<0x20>(s1, s5),
+                        _mm256_permute2f128_ps::<0x20>(s2, s6),
+                        _mm256_permute2f128_ps::<0x20>(s3, s7),
+                        _mm256_permute2f128_ps::<0x31>(s0, s4),
+                        _mm256_permute2f128_ps::<0x31>(s1, s5),
+                        _mm256_permute2f128_ps::<0x31>(s2, s6),
+                        _mm256_permute2f128_ps::<0x31>(s3, s7),
+                    ];
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm256_storeu_ps(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole 4 × 4 blocks of a tile of eight-byte elements (`transpose_tile`'s layout,
+    /// strides in elements), each as four loads, eight shuffles and four stores.
+    ///
+    /// # Safety
+    /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX.
+    pub(super) unsafe fn blocks_8(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        // SAFETY: forwarded from the caller, who checked for AVX.
+        unsafe {
+            blocks_8_avx(
+                source.cast(),
+                source_stride,
+                target.cast(),
+                target_stride,
+                rows,
+                columns,
+            )
+        }
+    }
+
+    #[target_feature(enable = "avx")]
+    unsafe fn blocks_8_avx(
+        source: *const f64,
+        source_stride: isize,
+        target: *mut f64,
+        target_stride: isize,
+        rows: usize,
+        columns: usize,
+    ) {
+        for row in (0..rows / 4 * 4).step_by(4) {
+            for column in (0..columns / 4 * 4).step_by(4) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `blocks_4_avx`, for 4 × 4 blocks.
+                unsafe {
+                    let v0 = _mm256_loadu_pd(base);
+                    let v1 = _mm256_loadu_pd(base.offset(source_stride));
+                    let v2 = _mm256_loadu_pd(base.offset(2 * source_stride));
+                    let v3 = _mm256_loadu_pd(base.offset(3 * source_stride));
+                    let (t0, t1) = (_mm256_unpacklo_pd(v0, v1), _mm256_unpackhi_pd(v0, v1));
+                    let (t2, t3) = (_mm256_unpacklo_pd(v2, v3), _mm256_unpackhi_pd(v2, v3));
+                    let rows_out = [
+                        _mm256_permute2f128_pd::<0x20>(t0, t2),
+                        _mm256_permute2f128_pd::<0x20>(t1, t3),
+                        _mm256_permute2f128_pd::<0x31>(t0, t2),
+                        _mm256_permute2f128_pd::<0x31>(t1, t3),
+                    ];
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm256_storeu_pd(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transpose_tile;
+
+    /// Transposes a `rows × columns` tile out of a source with `pad` spare elements per
+    /// column into a target with `pad` spare elements per row, and compares every element
+    /// (and every spare one) with the copy made by hand.
+    fn check<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+        for (rows, columns) in [
+            (1, 1),
+            (7, 13),
+            (8, 8),
+            (13, 7),
+            (16, 9),
+            (64, 64),
+            (67, 65),
+        ] {
+            for pad in [0, 3] {
+                let (source_stride, target_stride) = (rows + pad, columns + pad);
+                let source: Vec<T> = (0..columns * source_stride).map(value).collect();
+                let mut target = vec![blank; rows * target_stride];
+                // SAFETY: both buffers hold every element the strides name.
+                let copied = unsafe {
+                    transpose_tile(
+                        source.as_ptr(),
+                        source_stride as isize,
+                        target.as_mut_ptr(),
+                        target_stride as isize,
+                        [rows, columns],
+                    )
+                };
+                for row in 0..rows {
+                    for column in 0..target_stride {
+                        let got = target[row * target_stride + column];
+                        let expected = if copied && column < columns {
+                            source[row + column * source_stride]
+                        } else {
+                            blank
+                        };
+                        assert_eq!(
+                            got, expected,
+                            "{rows} × {columns}, pad {pad}: ({row}, {column})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn four_byte_elements_are_moved_exactly() {
+        check(|n| n as f32 * 0.5 + 1.0, -1.0);
+        check(|n| n as i32 - 1000, i32::MIN);
+        // Bits no arithmetic would keep, signalling NaNs as `f32`, compared as integers.
+        check(|n| 0x7f80_0001 + n as u32, 0);
+    }
+
+    #[test]
+    fn eight_byte_elements_are_moved_exactly() {
+        check(|n| n as f64 * 0.25 - 3.0, -1.0);
+        check(|n| [n as f32, -(n as f32)], [0.0; 2]);
+        check(|n| 0x7ff0_0000_0000_0001 + n as u64, 0);
+    }
+
+    #[test]
+    fn other_sizes_are_left_to_the_caller() {
+        check(|n| [n as f64, 1.0], [0.0; 2]);
+        check(|n| n as u16, 0);
+        let source = [1u16; 4];
+        let mut target = [0u16; 4];
+        // SAFETY: both buffers hold the 2 × 2 tile.
+        let copied = unsafe { transpose_tile(source.as_ptr(), 2, target.as_mut_ptr(), 2, [2, 2]) };
+        assert!(!copied);
+        assert_eq!(target, [0; 4]);
+    }
+}
