@@ -212,14 +212,13 @@ fn static_check_applies(program: &Program, tensor: TensorId) -> bool {
 
 /// A call that compiles only if the type of `access`'s tensor admits as many indices as the
 /// access has (any rank for dynamic tensors), spanned on the access so a mismatch is reported
-/// there by `cargo check`. It is in a closure that is never called, so it is type-checked but
-/// never compiled to code (a debug build would compile each call).
+/// there by `cargo check`. It does nothing at run time.
 fn static_rank_check(cx: &Context, access: &Access) -> TokenStream {
     let p = cx.private();
     let layout = located(&layout_local(access.tensor), access.span);
     let rank = access.slots.len();
     quote_spanned! {access.span=>
-        let _ = || #p::admits_rank::<#rank, _>(&#layout);
+        #p::admits_rank::<#rank, _>(&#layout);
     }
 }
 
@@ -232,8 +231,7 @@ pub(super) fn located(local: &Ident, span: Span) -> Ident {
 
 /// A call that compiles only if two axes an index runs over can have one extent (equal
 /// static extents, or one dynamic), spanned on the later use of the index, whose name a
-/// marker type carries into the message. Like the rank check, in a closure never called; the
-/// marker outside it, so the message names `main::k`, not a path through the closure.
+/// marker type carries into the message. It does nothing at run time.
 fn static_extent_check(
     cx: &Context,
     (first, first_axis): (TensorId, usize),
@@ -252,7 +250,7 @@ fn static_extent_check(
         {
             #[allow(non_camel_case_types, dead_code)]
             struct #marker {}
-            let _ = || #p::agree::<#marker, _, _>(
+            #p::agree::<#marker, _, _>(
                 #p::extent_of::<#first_axis, _>(&#first),
                 #p::extent_of::<#later_axis, _>(&#later),
             );
