@@ -786,7 +786,8 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// contiguous down the rows: its tile is first copied down the rows into `buffer` laid out
     /// along them, so each of its cache lines is read whole and at once instead of one element
     /// per row pass (rows a power of two apart share a cache set and would evict each other
-    /// between passes), and the rows are then written as runs reading the buffer.
+    /// between passes), and the rows are then written as runs reading the buffer. A copy's
+    /// tile goes to `transpose_tile` instead where it can.
     fn write_tile(
         &self,
         buffer: &mut [T],
@@ -804,14 +805,11 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             corner.operands[transposed] + row as isize * down + column as isize * across_step
         };
         if self.copies_exactly(source) && down == 1 && target_strides[1] == 1 && transposes::<T>() {
-            // A copy: the tile's columns, each a run down the source, into the buffer as they
-            // lie, then the buffer transposed into the target's rows in vector registers. One
-            // side of each pass is the buffer, in cache, so source columns or target rows a
-            // power of two apart (one cache set) do not evict each other.
-            // Source columns a multiple of a page apart fall in one cache set and evict each
-            // other: those go through the buffer. Others are transposed in place, where the
-            // two tiles do not overlap (which the step's proof implies; checked here, as it
-            // costs nothing against a tile).
+            // A copy, transposed in vector registers: straight from the source where the two
+            // tiles do not overlap (the step's proof implies it; checked, as it costs nothing
+            // against a tile), unless the source's columns are a multiple of a page apart:
+            // those fall in one cache set and would evict each other, so their runs are first
+            // copied into the buffer as they lie, and the buffer is transposed.
             let from = source.data.wrapping_offset(corner.operands[transposed]);
             let to = self.target.wrapping_offset(corner.target);
             // `%`, not `is_multiple_of`: the crates build with Rust 1.85.

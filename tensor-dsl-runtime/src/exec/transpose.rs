@@ -98,6 +98,7 @@ mod avx {
     ///
     /// # Safety
     /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX.
+    #[target_feature(enable = "avx")]
     pub(super) unsafe fn blocks_4(
         source: *const u8,
         source_stride: isize,
@@ -105,28 +106,7 @@ mod avx {
         target_stride: isize,
         [rows, columns]: [usize; 2],
     ) {
-        // SAFETY: forwarded from the caller, who checked for AVX.
-        unsafe {
-            blocks_4_avx(
-                source.cast(),
-                source_stride,
-                target.cast(),
-                target_stride,
-                rows,
-                columns,
-            )
-        }
-    }
-
-    #[target_feature(enable = "avx")]
-    unsafe fn blocks_4_avx(
-        source: *const f32,
-        source_stride: isize,
-        target: *mut f32,
-        target_stride: isize,
-        rows: usize,
-        columns: usize,
-    ) {
+        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
         // Rows outermost: eight target rows are written whole before the next eight, so a
         // target whose rows are a power of two apart (one cache set) keeps them in cache.
         for row in (0..rows / 8 * 8).step_by(8) {
@@ -182,7 +162,8 @@ mod avx {
     /// strides in elements), each as four loads, eight shuffles and four stores.
     ///
     /// # Safety
-    /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX.
+    /// As `blocks_4`.
+    #[target_feature(enable = "avx")]
     pub(super) unsafe fn blocks_8(
         source: *const u8,
         source_stride: isize,
@@ -190,32 +171,11 @@ mod avx {
         target_stride: isize,
         [rows, columns]: [usize; 2],
     ) {
-        // SAFETY: forwarded from the caller, who checked for AVX.
-        unsafe {
-            blocks_8_avx(
-                source.cast(),
-                source_stride,
-                target.cast(),
-                target_stride,
-                rows,
-                columns,
-            )
-        }
-    }
-
-    #[target_feature(enable = "avx")]
-    unsafe fn blocks_8_avx(
-        source: *const f64,
-        source_stride: isize,
-        target: *mut f64,
-        target_stride: isize,
-        rows: usize,
-        columns: usize,
-    ) {
+        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
         for row in (0..rows / 4 * 4).step_by(4) {
             for column in (0..columns / 4 * 4).step_by(4) {
                 let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `blocks_4_avx`, for 4 × 4 blocks.
+                // SAFETY: as in `blocks_4`, for 4 × 4 blocks.
                 unsafe {
                     let v0 = _mm256_loadu_pd(base);
                     let v1 = _mm256_loadu_pd(base.offset(source_stride));
