@@ -761,12 +761,12 @@ impl StatementEmitter<'_> {
         };
         // A single term's scale is applied once per point, after its sum (TiledArray's
         // ScalExpr); several point-wise terms each carry their own.
-        let copy = matches!(&step.terms[..], [term]
-            if matches!(term.expr, Expr::Access(_)) && !target_term(&term.expr));
-        let (alpha, body) = match &step.terms[..] {
+        // `copy`: the body is the one term's operand, unchanged.
+        let (alpha, body, copy) = match &step.terms[..] {
             [term] if !target_term(&term.expr) => (
                 self.scale(&term.scale, step.negate),
                 self.expr(&term.expr, &mut element),
+                matches!(term.expr, Expr::Access(_)),
             ),
             terms => {
                 let mut body: Option<TokenStream> = None;
@@ -784,7 +784,7 @@ impl StatementEmitter<'_> {
                     });
                 }
                 let body = body.expect("a step has at least one term");
-                (self.scale(&Scale::one(), step.negate), body)
+                (self.scale(&Scale::one(), step.negate), body, false)
             }
         };
         let mode = match &step.mode {

@@ -38,8 +38,9 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
 /// [`evaluate`] for a step whose body is its one operand: `target[out] (=|+=|= β·target +)
 /// α · operand`, a copy when point-wise. A point-wise copy that transposes (its operand runs
 /// along one loop and the target along another) moves the elements through vector registers
-/// (`transpose_tile`) where α is one and the mode assigns: bit for bit the operand's elements,
-/// as the general path gives for every value but a signalling NaN, which α · x would quiet.
+/// (`transpose_tile`) where α is one and the mode assigns: bit for bit the operand's elements.
+/// The general path computes 1 · x, the same for every finite value; it would quiet a
+/// signalling NaN, and give a complex number with an infinite part a NaN part.
 #[inline]
 pub fn copy<T: Element, const L: usize>(step: Step<'_, T, L, 1>) {
     let body = |[value]: [T; 1]| value;
