@@ -145,6 +145,94 @@ fn contractions_run_as_cublas_calls_and_match_the_host() {
     assert_close(&c, &dc);
 }
 
+/// Contractions whose contracted loops do not merge in one operand (the seed
+/// `a[i, k, l] · b[k, j, l]`) copy that operand into a device temporary where they do, then make
+/// one cuBLAS call instead of one per slice (TTGT); with β, from permuted and sliced views, over
+/// odd extents, complex with `conj`, and, where a copy would not pay (too little reuse, an empty
+/// axis), as before. Each result equals the host's.
+#[test]
+fn unmerged_contractions_copy_an_operand_then_make_one_call() {
+    let device = CudaDevice::simulator();
+    let to = |t: &Tensor<f64>| CudaTensor::from_host(&device, t).unwrap();
+    for (m, k, l, n) in [(70, 13, 5, 9), (129, 7, 3, 1), (65, 1, 7, 13)] {
+        let a = data::<f64>(&[m, k, l], 1);
+        // `b[k, j, l]` as a permuted view of a tensor stored [l, k, j + 2], sliced to n columns.
+        let stored = data::<f64>(&[l, k, n + 2], 2);
+        let b = stored
+            .view()
+            .slice_axis(2, 1..n + 1)
+            .permuted_axes(&[1, 2, 0]);
+        let mut c = data::<f64>(&[m, n], 3);
+        let (da, db) = (
+            to(&a),
+            to(&stored)
+                .slice_axis(2, 1..n + 1)
+                .permuted_axes(&[1, 2, 0]),
+        );
+        let mut dc = to(&c);
+        let before = device.stats();
+        // Two blocks, so that the second product is not the first one's reuse.
+        tensor! { let p[i, j] = a[i, q, r] * b[q, j, r]; }
+        tensor! { c[i, j] = 0.5 * c[i, j] - 2 * a[i, q, r] * b[q, j, r]; }
+        tensor! { let dp[i, j] = da[i, q, r] * db[q, j, r]; }
+        tensor! { dc[i, j] = 0.5 * dc[i, j] - 2 * da[i, q, r] * db[q, j, r]; }
+        let after = device.stats();
+        // Per statement one call, not one per slice of the unmerged loop, after at most one
+        // copy (a launch of the copy module; none where an extent of 1 merges the loops).
+        let (calls, launches) = (
+            after.gemm_calls - before.gemm_calls,
+            after.kernel_launches - before.kernel_launches,
+        );
+        assert_eq!(calls, 2, "{m} {k} {l} {n}: {after:?}");
+        assert!(launches <= 2, "{m} {k} {l} {n}: {after:?}");
+        if (k, n) == (13, 9) {
+            assert_eq!(launches, 2);
+        }
+        assert_close(&p, &dp);
+        assert_close(&c, &dc);
+    }
+    // Too little work per copied element (i of extent 3): a call per slice, no copy.
+    let (a, b) = (data::<f64>(&[3, 4, 5], 4), data::<f64>(&[4, 6, 5], 5));
+    let (da, db) = (to(&a), to(&b));
+    let before = device.stats();
+    tensor! { let p[i, j] = a[i, q, r] * b[q, j, r]; }
+    tensor! { let dp[i, j] = da[i, q, r] * db[q, j, r]; }
+    let after = device.stats();
+    assert_eq!(after.kernel_launches, before.kernel_launches, "{after:?}");
+    assert!(after.gemm_calls - before.gemm_calls > 1, "{after:?}");
+    assert_close(&p, &dp);
+    // An empty contracted axis: zeros, whatever runs.
+    let (a, b) = (data::<f64>(&[80, 0, 5], 6), data::<f64>(&[0, 6, 5], 7));
+    let (da, db) = (to(&a), to(&b));
+    tensor! { let p[i, j] = a[i, q, r] * b[q, j, r]; }
+    tensor! { let dp[i, j] = da[i, q, r] * db[q, j, r]; }
+    assert_close(&p, &dp);
+    assert!(p.iter().all(|&x| x == 0.0));
+
+    // Complex, a conjugated operand copied as it is (its `conj` stays the call's or module's).
+    let (x, y) = (complexes(&[70, 6, 4], 8), complexes(&[6, 11, 4], 9));
+    let tc = |t: &Tensor<tensor_dsl::c64>| CudaTensor::from_host(&device, t).unwrap();
+    let (dx, dy) = (tc(&x), tc(&y));
+    tensor! { let w[i, j] = x[i, q, r] * conj(y[q, j, r]); let v[i, j] = conj(x[i, q, r]) * y[q, j, r]; }
+    tensor! { let dw[i, j] = dx[i, q, r] * conj(dy[q, j, r]); let dv[i, j] = conj(dx[i, q, r]) * dy[q, j, r]; }
+    assert_close_complex(&w, &dw.to_host().unwrap(), 1e-12);
+    assert_close_complex(&v, &dv.to_host().unwrap(), 1e-12);
+
+    // f32.
+    let narrow = |t: &Tensor<f64>| t.mapv(|x| x as f32);
+    let (a, b) = (data::<f64>(&[100, 8, 6], 10), data::<f64>(&[8, 17, 6], 11));
+    let (a, b) = (narrow(&a), narrow(&b));
+    let (da, db) = (
+        CudaTensor::from_host(&device, &a).unwrap(),
+        CudaTensor::from_host(&device, &b).unwrap(),
+    );
+    let before = device.stats();
+    tensor! { let p[i, j] = a[i, q, r] * b[q, j, r]; }
+    tensor! { let dp[i, j] = da[i, q, r] * db[q, j, r]; }
+    assert_eq!(device.stats().gemm_calls - before.gemm_calls, 1);
+    common::assert_close(&dp.to_host().unwrap(), &p.mapv(f64::from), 1e-5);
+}
+
 /// β = 0 does not read the target, on the device as on the host: NaN already there is gone.
 #[test]
 fn beta_zero_overwrites_nan_and_modules_compile_once() {

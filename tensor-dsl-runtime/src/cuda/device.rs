@@ -5,14 +5,17 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::DevicePtr;
+use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::element::{DeviceOf, Element};
+use crate::element::{DeviceOf, Element, Kind};
 use crate::exec::backend::StepModule;
+use crate::exec::gemm::{packed_layouts, GemmPlan};
 use crate::exec::network::{self, Pairing, PlanCache};
-use crate::exec::step::Step;
+use crate::exec::scratch::Scratch;
+use crate::exec::step::{Bound, BoundTarget, Step};
 use crate::operand::access::Memory;
 
+use super::copy;
 use super::cublas;
 use super::error::CudaError;
 use super::gpu::Gpu;
@@ -137,19 +140,29 @@ impl CudaDevice {
                 scalars.len()
             )));
         }
+        self.run_text(module.text::<T>(), step, scalars)
+    }
+
+    /// Runs one proven step with the module `text`, which must be one for a step of its shape
+    /// (see [`StepModule::new`]'s contract, or [`copy::module`]).
+    fn run_text<T: Element, const L: usize, const N: usize>(
+        &self,
+        text: &str,
+        step: Step<'_, T, L, N>,
+        scalars: &[T],
+    ) -> Result<(), CudaError> {
         let counters = &self.inner.counters;
         match &self.inner.kind {
-            DeviceKind::Simulator(simulator) => {
-                simulator.run_step(module.text::<T>(), step, scalars, counters)
-            }
-            DeviceKind::Gpu(gpu) => gpu.run_step(module.text::<T>(), step, scalars, counters),
+            DeviceKind::Simulator(simulator) => simulator.run_step(text, step, scalars, counters),
+            DeviceKind::Gpu(gpu) => gpu.run_step(text, step, scalars, counters),
         }
     }
 
     /// Runs a two-operand contraction step, the operands `conj` names conjugated, as cuBLAS
-    /// calls where its layout allows, else as its loop-nest module (which conjugates in its
-    /// body; also for a scalar result, which lives on the host: cuBLAS writes only device
-    /// memory, the module writes it through a device temporary).
+    /// calls where its layout allows (after copying operands whose loops do not merge, where
+    /// that saves calls: [`CudaDevice::run_packed`]), else as its loop-nest module (which
+    /// conjugates in its body; also for a scalar result, which lives on the host: cuBLAS
+    /// writes only device memory, the module writes it through a device temporary).
     #[doc(hidden)]
     pub fn run_contraction<T: Element, const L: usize>(
         &self,
@@ -159,10 +172,100 @@ impl CudaDevice {
         scalars: &[T],
     ) -> Result<(), CudaError> {
         let host_scalar = step.memory()[0] == Memory::Host && step.n_out() == 0;
-        match cublas::calls(&step, conj).filter(|_| !host_scalar) {
+        if host_scalar {
+            return self.run_step(module, step, scalars);
+        }
+        if self.run_packed(&step, conj)? {
+            return Ok(());
+        }
+        match cublas::calls(&step, conj) {
             Some(calls) => self.run_calls(&step, &calls),
             None => self.run_step(module, step, scalars),
         }
+    }
+
+    /// TTGT on the device: where the step's GEMM is many calls (or more than cuBLAS calls are
+    /// worth, so a module), copies one or both operands into device temporaries laid out so
+    /// that their loops merge (the host engine's [`packed_layouts`], weighed with
+    /// [`PACKING_REUSE`]), then makes the fewer calls on those. `false`, with nothing run,
+    /// where no copy pays, the operands are not all this device's, or cuBLAS would not take
+    /// the packed step either.
+    fn run_packed<T: Element, const L: usize>(
+        &self,
+        step: &Step<'_, T, L, 2>,
+        conj: [bool; 2],
+    ) -> Result<bool, CudaError> {
+        let memory = self.memory();
+        let cublas_type = !matches!(T::KIND, Kind::I32 | Kind::I64);
+        if !cublas_type || step.memory() != [memory; 2] {
+            return Ok(false);
+        }
+        let Some(layouts) =
+            GemmPlan::of(step, 0).and_then(|plan| packed_layouts(step, &plan, PACKING_REUSE))
+        else {
+            return Ok(false);
+        };
+        let elements = |operand: &Bound<'_, T, L>| -> usize {
+            (0..L)
+                .filter(|&var| operand.uses >> var & 1 == 1)
+                .map(|var| step.extents()[var])
+                .product()
+        };
+        let lens = (step.operands().iter().zip(layouts))
+            .filter(|(_, layout)| layout.is_some())
+            .map(|(operand, _)| elements(operand));
+        let (buffers, starts) = self.temporaries::<T>(lens)?;
+        let mut starts = starts.into_iter();
+        let mut operands = *step.operands();
+        let mut copies = Vec::new();
+        for (operand, layout) in operands.iter_mut().zip(layouts) {
+            let Some(strides) = layout else { continue };
+            let (start, len) = starts.next().expect("one temporary per copied operand");
+            let target = BoundTarget::raw(start, len, strides, operand.uses);
+            // Copied as they are: a conjugation stays the calls'.
+            copies.push(step.derived(Some(target), [*operand], memory));
+            *operand = Bound::raw(start.cast_const(), len, strides, operand.uses);
+        }
+        let packed = step.with_operands(operands);
+        let Some(calls) = cublas::calls(&packed, conj) else {
+            return Ok(false);
+        };
+        for copy in copies {
+            // Every loop the copy does not write is one its operand does not use: extent 1
+            // (`Step::derived`), as `copy::module` requires.
+            self.run_text(&copy::module::<T>(L, copy.n_out()), copy, &[])?;
+        }
+        self.run_calls(&packed, &calls)?;
+        // Freed after the calls (on a GPU in stream order, so after they have run).
+        drop(buffers);
+        Ok(true)
+    }
+
+    /// Zeroed buffers of these lengths in this device's memory (on the simulator, the host's),
+    /// with each one's start and length; they live as long as the first value.
+    #[allow(clippy::type_complexity)]
+    fn temporaries<T: Element>(
+        &self,
+        lens: impl IntoIterator<Item = usize>,
+    ) -> Result<(Temporaries<T>, Vec<(*mut T, usize)>), CudaError> {
+        Ok(match &self.inner.kind {
+            DeviceKind::Simulator(_) => {
+                let mut buffers = Scratch::with_lengths(lens);
+                let starts = buffers.starts();
+                (Temporaries::Host { _buffers: buffers }, starts)
+            }
+            DeviceKind::Gpu(gpu) => {
+                let buffers = lens
+                    .into_iter()
+                    .map(|len| gpu.stream.alloc_zeros::<DeviceOf<T>>(len.max(1)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let starts = buffers
+                    .iter()
+                    .map(|buffer| (buffer.device_ptr(&gpu.stream).0 as *mut T, buffer.len()))
+                    .collect();
+                (Temporaries::Gpu { _buffers: buffers }, starts)
+            }
+        })
     }
 
     /// A two-operand step's cuBLAS calls: cuBLAS on a GPU, its host definition on the
@@ -205,20 +308,8 @@ impl CudaDevice {
         let pairing = Pairing::new(&step, cache);
         // The temporaries, alive until the calls have run (on a GPU, freed in stream order
         // after them).
-        let mut host_buffers = None;
-        let mut gpu_buffers = Vec::new();
-        let starts: Vec<(*mut T, usize)> = match &self.inner.kind {
-            DeviceKind::Simulator(_) => host_buffers.insert(pairing.host_temporaries()).starts(),
-            DeviceKind::Gpu(gpu) => {
-                for &(len, _) in &pairing.temporaries {
-                    gpu_buffers.push(gpu.stream.alloc_zeros::<DeviceOf<T>>(len.max(1))?);
-                }
-                gpu_buffers
-                    .iter()
-                    .map(|buffer| (buffer.device_ptr(&gpu.stream).0 as *mut T, buffer.len()))
-                    .collect()
-            }
-        };
+        let (buffers, starts) =
+            self.temporaries::<T>(pairing.temporaries.iter().map(|&(len, _)| len))?;
         let pairs = pairing.steps(&step, &starts, memory);
         let Some(calls) = (pairs.iter().zip(pairing.conj(conj)))
             .map(|(pair, conj)| cublas::calls(pair, conj))
@@ -230,7 +321,7 @@ impl CudaDevice {
         for (pair, calls) in pairs.iter().zip(&calls) {
             self.run_calls(pair, calls)?;
         }
-        drop((host_buffers, gpu_buffers));
+        drop(buffers);
         Ok(())
     }
 
@@ -263,6 +354,22 @@ impl CudaDevice {
             DeviceKind::Gpu(gpu) => gpu.memory,
         }
     }
+}
+
+/// Below this many multiply-adds per element copied, a TTGT copy on a device costs more than the
+/// calls it saves: a copy moves an `f32` element's 8 bytes in about the time of 64 `f32`
+/// multiply-adds (an H100: about 2.8 TB/s copied, 50 TFLOP/s in cuBLAS's SGEMM).
+const PACKING_REUSE: usize = 64;
+
+/// Temporaries of a device step: host buffers on the simulator, device buffers on a GPU
+/// (dropped in stream order, after the work queued on them).
+enum Temporaries<T: Element> {
+    Host {
+        _buffers: Scratch<T>,
+    },
+    Gpu {
+        _buffers: Vec<CudaSlice<DeviceOf<T>>>,
+    },
 }
 
 /// Refuses a step that reads a real tensor as complex (`RawAccess::part`): device modules

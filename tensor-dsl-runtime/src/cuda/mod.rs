@@ -4,6 +4,7 @@
 //! [`CudaError`]. A sibling of the host engines: it imports `tensor`, `operand` and `exec`,
 //! and its files import each other, never this table of contents.
 
+mod copy;
 mod cublas;
 mod device;
 mod device_backend;

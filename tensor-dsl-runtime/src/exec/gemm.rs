@@ -67,7 +67,7 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool
         };
     };
     // Packing would copy a real operand into complex numbers: its calls stay as they are.
-    match packed_layouts(&step, &plan).filter(|_| parts == [false, false]) {
+    match packed_layouts(&step, &plan, PACKING_REUSE).filter(|_| parts == [false, false]) {
         Some(layouts) => contract_packed(step, layouts, conj),
         None => run_gemms(step, &plan, conj),
     }
@@ -176,7 +176,8 @@ unsafe fn gemm_with_parts<T: Element>(
 }
 
 /// Below this many multiply-adds per element copied, copying an operand into a GEMM-friendly
-/// temporary costs more than the calls it saves (`cargo bench -p tensor-dsl-benches --bench workloads`, seed).
+/// temporary costs more than the calls it saves on the host (`cargo bench -p
+/// tensor-dsl-benches --bench workloads`, seed).
 const PACKING_REUSE: usize = 16;
 
 /// For a step whose loops do not all merge (so its GEMM is many calls), new strides for A, B
@@ -184,10 +185,12 @@ const PACKING_REUSE: usize = 16;
 /// holds its batch loops outermost, then its rows or columns in C's order, and its contracted
 /// loops in the other operand's order (A's, if both are copied), the GEMM's inner dimension
 /// innermost in A and B alike. `None` if no copy reduces the number of calls, or the copies
-/// would cost more than [`PACKING_REUSE`] allows.
-fn packed_layouts<T, const L: usize>(
+/// would do fewer than `reuse` multiply-adds per element copied (the host's is
+/// [`PACKING_REUSE`]; a device weighs its copies against its arithmetic with its own).
+pub(crate) fn packed_layouts<T, const L: usize>(
     step: &Step<'_, T, L, 2>,
     plan: &GemmPlan<L>,
+    reuse: usize,
 ) -> Option<[Option<[isize; L]>; 2]> {
     let extents = step.extents();
     let calls = plan.calls(extents);
@@ -237,7 +240,7 @@ fn packed_layouts<T, const L: usize>(
             layouts[which] = Some(row_major(extents, &sequence));
             copied = copied.saturating_add(elements(operand.uses));
         }
-        if copied.saturating_mul(PACKING_REUSE) > total_work {
+        if copied.saturating_mul(reuse) > total_work {
             continue;
         }
         let strides = [
@@ -908,7 +911,7 @@ mod tests {
         // (k, l, j) order, which its 8640 elements are worth at 345 600 multiply-adds.
         let plan = GemmPlan::of(&step, 0).unwrap();
         assert_eq!(plan.calls(&extents), 12);
-        let layouts = packed_layouts(&step, &plan).unwrap();
+        let layouts = packed_layouts(&step, &plan, PACKING_REUSE).unwrap();
         assert_eq!(
             layouts,
             [None, Some([0, 1, nl as isize * nj as isize, nj as isize])]
