@@ -113,12 +113,15 @@ fn every_generated_module_compiles_without_spills() {
         .collect();
     let mut max_registers = 0;
     let mut entries = 0;
+    let mut unreported = Vec::new();
     for (text, cubin) in &results {
         let cubin = match cubin {
             Ok(cubin) => cubin,
             Err(error) => panic!("{error}\nmodule:\n{text}"),
         };
-        assert!(!cubin.entries.is_empty(), "no ptxas report:\n{}", cubin.log);
+        if cubin.entries.is_empty() {
+            unreported.push((text, cubin));
+        }
         for entry in &cubin.entries {
             assert_eq!(
                 entry.spill_bytes, 0,
@@ -128,6 +131,16 @@ fn every_generated_module_compiles_without_spills() {
             max_registers = max_registers.max(entry.registers);
             entries += 1;
         }
+    }
+    if let Some((text, cubin)) = unreported.first() {
+        panic!(
+            "{} of {} modules compiled without a ptxas report; the first (a cubin of {} bytes, \
+             log {:?}):\n{text}",
+            unreported.len(),
+            results.len(),
+            cubin.image.len(),
+            cubin.log
+        );
     }
     eprintln!(
         "{} modules ({entries} entry points) from {statements} statements: no spills, at most \

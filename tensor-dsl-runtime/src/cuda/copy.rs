@@ -12,6 +12,13 @@ use crate::element::Element;
 /// The element type is a struct of its parts' bits: a copy computes nothing, so one text per
 /// size serves every type of that size, and the arguments' layout (pointers, then 64-bit
 /// integers, then α, β and a scalar slot in the element's parts) is the generated modules'.
+///
+/// Two entries. `tdsl_map` is a thread per target element. `tdsl_tiles` (what a launch picks,
+/// [`super::launch::Launch::Tiles`]) moves 32 × 32 tiles through shared memory: a warp reads
+/// 32 consecutive points of the loop along which the operand steps least, and writes 32 of the
+/// loop along which the target steps by one, so both sides are coalesced where a thread per
+/// element would read 32 elements 32 cache lines apart. Where those are one loop (or there is
+/// none), it runs `tdsl_map`'s loop instead.
 pub(crate) fn module<T: Element>(loops: usize, target_loops: usize) -> String {
     let part = std::mem::size_of::<T::Part>();
     let word = if part == 8 {
@@ -19,30 +26,108 @@ pub(crate) fn module<T: Element>(loops: usize, target_loops: usize) -> String {
     } else {
         "unsigned int"
     };
-    let parts = std::mem::size_of::<T>() / part;
-    let loops = loops.max(1);
-    format!(
-        "// tensor-dsl copy: target[{target_loops} loops] = operand, as bits\n\
-         #ifndef TDSL_ENTRY\n#define TDSL_ENTRY extern \"C\" __global__\n#endif\n\
-         struct real {{ {word} bits[{parts}]; }};\n\
-         struct tdsl_args {{\n    real* target;\n    const real* operand[1];\n    real* partial;\n    \
-         long long extent[{loops}];\n    long long target_stride[{loops}];\n    \
-         long long operand_stride[1][{loops}];\n    long long partials;\n    real alpha;\n    \
-         real beta;\n    real scalar[1];\n}};\n\
-         template <typename I>\n__device__ __forceinline__ void tdsl_copy(const tdsl_args& a) {{\n    \
-         I outputs = 1;\n    \
-         for (int d = 0; d < {target_loops}; ++d) outputs *= (I)a.extent[d];\n    \
-         for (I o = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; o < outputs; \
-         o += (I)gridDim.x * (I)blockDim.x) {{\n        \
-         I rest = o;\n        I t = 0;\n        I at = 0;\n        \
-         for (int d = {target_loops} - 1; d >= 0; --d) {{\n            \
-         const I i = rest % (I)a.extent[d];\n            rest /= (I)a.extent[d];\n            \
-         t += i * (I)a.target_stride[d];\n            at += i * (I)a.operand_stride[0][d];\n        \
-         }}\n        a.target[t] = a.operand[0][at];\n    }}\n}}\n\
-         TDSL_ENTRY void tdsl_map_i32(const tdsl_args a) {{ tdsl_copy<int>(a); }}\n\
-         TDSL_ENTRY void tdsl_map_i64(const tdsl_args a) {{ tdsl_copy<long long>(a); }}\n"
-    )
+    let parts = (std::mem::size_of::<T>() / part).to_string();
+    TEXT.replace("WORD", word)
+        .replace("PARTS", &parts)
+        .replace("LOOPS", &loops.max(1).to_string())
+        .replace("TARGET", &target_loops.to_string())
 }
+
+/// The module's text: `WORD`, `PARTS`, `LOOPS` and `TARGET` are replaced by the element's part
+/// type and count, the step's loops and the target's loops.
+const TEXT: &str = r#"// tensor-dsl copy: target[TARGET loops] = operand, as bits
+#ifndef TDSL_ENTRY
+#define TDSL_ENTRY extern "C" __global__
+#endif
+struct real { WORD bits[PARTS]; };
+struct tdsl_args {
+    real* target;
+    const real* operand[1];
+    real* partial;
+    long long extent[LOOPS];
+    long long target_stride[LOOPS];
+    long long operand_stride[1][LOOPS];
+    long long partials;
+    real alpha;
+    real beta;
+    real scalar[1];
+};
+template <typename I>
+__device__ __forceinline__ void tdsl_copy(const tdsl_args& a) {
+    I outputs = 1;
+    for (int d = 0; d < TARGET; ++d) outputs *= (I)a.extent[d];
+    for (I o = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; o < outputs; o += (I)gridDim.x * (I)blockDim.x) {
+        I rest = o;
+        I t = 0;
+        I at = 0;
+        for (int d = TARGET - 1; d >= 0; --d) {
+            const I i = rest % (I)a.extent[d];
+            rest /= (I)a.extent[d];
+            t += i * (I)a.target_stride[d];
+            at += i * (I)a.operand_stride[0][d];
+        }
+        a.target[t] = a.operand[0][at];
+    }
+}
+__device__ __forceinline__ long long tdsl_magnitude(long long x) { return x < 0 ? -x : x; }
+template <typename I>
+__device__ __forceinline__ void tdsl_tile(const tdsl_args& a) {
+    __shared__ real tile[32][33];
+    // p: the target's unit-stride loop; q: the loop along which the operand steps least.
+    int p = -1;
+    int q = -1;
+    for (int d = 0; d < TARGET; ++d) {
+        if (a.extent[d] > 1 && a.target_stride[d] == 1) p = d;
+        if (a.extent[d] > 1 && (q < 0 || tdsl_magnitude(a.operand_stride[0][d]) < tdsl_magnitude(a.operand_stride[0][q]))) q = d;
+    }
+    if (p < 0 || q < 0 || p == q) {
+        tdsl_copy<I>(a);
+        return;
+    }
+    const I ep = (I)a.extent[p];
+    const I eq = (I)a.extent[q];
+    const I tp = (ep + 31) / 32;
+    const I tq = (eq + 31) / 32;
+    I tiles = tp * tq;
+    for (int d = 0; d < TARGET; ++d) {
+        if (d != p && d != q) tiles *= (I)a.extent[d];
+    }
+    const int lane = (int)(threadIdx.x % 32);
+    const int rows = (int)(blockDim.x / 32);
+    for (I at_tile = (I)blockIdx.x; at_tile < tiles; at_tile += (I)gridDim.x) {
+        I rest = at_tile;
+        const I p0 = rest % tp * 32;
+        rest /= tp;
+        const I q0 = rest % tq * 32;
+        rest /= tq;
+        I t = 0;
+        I at = 0;
+        for (int d = TARGET - 1; d >= 0; --d) {
+            if (d == p || d == q) continue;
+            const I i = rest % (I)a.extent[d];
+            rest /= (I)a.extent[d];
+            t += i * (I)a.target_stride[d];
+            at += i * (I)a.operand_stride[0][d];
+        }
+        for (int r = (int)(threadIdx.x / 32); r < 32; r += rows) {
+            const I ip = p0 + r;
+            const I iq = q0 + lane;
+            if (ip < ep && iq < eq) tile[r][lane] = a.operand[0][at + ip * (I)a.operand_stride[0][p] + iq * (I)a.operand_stride[0][q]];
+        }
+        __syncthreads();
+        for (int r = (int)(threadIdx.x / 32); r < 32; r += rows) {
+            const I ip = p0 + lane;
+            const I iq = q0 + r;
+            if (ip < ep && iq < eq) a.target[t + ip * (I)a.target_stride[p] + iq * (I)a.target_stride[q]] = tile[lane][r];
+        }
+        __syncthreads();
+    }
+}
+TDSL_ENTRY void tdsl_map_i32(const tdsl_args a) { tdsl_copy<int>(a); }
+TDSL_ENTRY void tdsl_map_i64(const tdsl_args a) { tdsl_copy<long long>(a); }
+TDSL_ENTRY void tdsl_tiles_i32(const tdsl_args a) { tdsl_tile<int>(a); }
+TDSL_ENTRY void tdsl_tiles_i64(const tdsl_args a) { tdsl_tile<long long>(a); }
+"#;
 
 #[cfg(test)]
 mod tests {
@@ -50,7 +135,7 @@ mod tests {
     use crate::cuda::nvrtc;
     use crate::element::{c32, c64};
 
-    /// Every size's module compiles with NVRTC to an `sm_90` cubin with its two entries and
+    /// Every size's module compiles with NVRTC to an `sm_90` cubin with its four entries and
     /// no spills (`REQUIRE_NVRTC=1`, as in CI, makes a missing NVRTC a failure); a copy's
     /// result is checked end to end on the simulator (`tests/test_cuda_simulator.rs`).
     #[test]
@@ -71,7 +156,7 @@ mod tests {
         ];
         for text in texts {
             let cubin = nvrtc::compile(&text, "sm_90").unwrap_or_else(|e| panic!("{e}\n{text}"));
-            assert_eq!(cubin.entries.len(), 2, "{}", cubin.log);
+            assert_eq!(cubin.entries.len(), 4, "{}", cubin.log);
             assert!(cubin.entries.iter().all(|entry| entry.spill_bytes == 0));
         }
     }

@@ -230,9 +230,17 @@ impl CudaDevice {
         let Some(calls) = cublas::calls(&packed, conj) else {
             return Ok(false);
         };
+        // Every loop a copy does not write is one its operand does not use, so of extent 1
+        // (`Step::derived`); `copy::module` visits only those loops' index 0, which the proof
+        // then covers. Checked before anything runs, as the module's soundness rests on it.
+        let summed =
+            |copy: &Step<'_, T, L, 1>| copy.extents()[copy.n_out()..].iter().any(|&e| e != 1);
+        if copies.iter().any(summed) {
+            return Err(CudaError::Driver(
+                "tensor-dsl bug: a copy step with a summed loop".to_owned(),
+            ));
+        }
         for copy in copies {
-            // Every loop the copy does not write is one its operand does not use: extent 1
-            // (`Step::derived`), as `copy::module` requires.
             self.run_text(&copy::module::<T>(L, copy.n_out()), copy, &[])?;
         }
         self.run_calls(&packed, &calls)?;

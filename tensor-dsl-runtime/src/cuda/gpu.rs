@@ -136,7 +136,7 @@ impl Gpu {
     ) -> Result<(), CudaError> {
         let host_scalar = launch::host_scalar_target(&step, self.memory)?;
         let module = self.module(text, counters)?;
-        let (launch, narrow) = launch::plan(&step);
+        let (launch, narrow) = launch::plan(&step, module.functions.contains_key(launch::TILES));
         if launch == Launch::Nothing {
             return Ok(());
         }

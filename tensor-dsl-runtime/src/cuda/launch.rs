@@ -133,6 +133,9 @@ pub(crate) enum Launch {
     Rows { grid: u32 },
     /// `tdsl_partial` over `grid` blocks, then `tdsl_finish`.
     Scalar { grid: u32 },
+    /// `tdsl_tiles`: blocks that each move 32 × 32 tiles through shared memory (a copy
+    /// module's, [`super::copy::module`]).
+    Tiles { grid: u32 },
 }
 
 /// One kernel run of a launch: which entry, over how many blocks of how many threads, and
@@ -162,6 +165,9 @@ impl Launch {
                 vec![pass(format!("tdsl_map_{suffix}"), grid, block, false)]
             }
             Launch::Rows { grid } => vec![pass(format!("tdsl_rows_{suffix}"), grid, BLOCK, true)],
+            Launch::Tiles { grid } => {
+                vec![pass(format!("tdsl_tiles_{suffix}"), grid, BLOCK, true)]
+            }
             Launch::Scalar { grid } => vec![
                 pass(format!("tdsl_partial_{suffix}"), grid, BLOCK, true),
                 pass("tdsl_finish".to_owned(), 1, BLOCK, true),
@@ -194,8 +200,15 @@ pub(crate) fn host_scalar_target<T, const L: usize, const N: usize>(
     Ok(host_scalar)
 }
 
-/// Picks the launch for a step, and whether 32-bit indices reach every element.
-pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) -> (Launch, bool) {
+/// The entry a module declares when it moves tiles ([`Launch::Tiles`]).
+pub(crate) const TILES: &str = "tdsl_tiles_i32";
+
+/// Picks the launch for a step, and whether 32-bit indices reach every element; `tiled` if its
+/// module declares [`TILES`], which a step with an injective target then runs.
+pub(crate) fn plan<T, const L: usize, const N: usize>(
+    step: &Step<'_, T, L, N>,
+    tiled: bool,
+) -> (Launch, bool) {
     // Saturating: an empty loop makes either 0 whatever the others' product.
     let points = |extents: &[usize]| extents.iter().fold(1usize, |n, &e| n.saturating_mul(e));
     let outputs = points(&step.extents()[..step.n_out()]);
@@ -210,6 +223,10 @@ pub(crate) fn plan<T, const L: usize, const N: usize>(step: &Step<'_, T, L, N>) 
     } else if !step.injective() {
         // Two target points share an element: one thread writes them all, in order.
         Launch::Map { grid: 1, block: 1 }
+    } else if tiled {
+        Launch::Tiles {
+            grid: outputs.div_ceil(32 * 32).clamp(1, MAX_GRID) as u32,
+        }
     } else if summed >= ROWS_FROM && L > step.n_out() {
         Launch::Rows {
             grid: outputs.min(MAX_GRID) as u32,

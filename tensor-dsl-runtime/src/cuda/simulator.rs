@@ -232,7 +232,7 @@ impl Simulator {
         // A host scalar target is written in place: the simulator runs on the host.
         launch::host_scalar_target(&step, self.memory)?;
         let module = self.module(text, counters)?;
-        let (launch, narrow) = plan(&step);
+        let (launch, narrow) = plan(&step, module.entries.contains_key(launch::TILES));
         let mut partial: Vec<T> = Vec::new();
         if let Launch::Scalar { grid } = launch {
             partial = vec![T::ZERO; grid as usize];
