@@ -510,6 +510,33 @@ fn permutation(c: &mut Criterion) {
         })
     });
     g.finish();
+    into_existing_memory(c);
+}
+
+/// The permutations above into memory that already exists, against a copy of the same bytes
+/// into existing memory: no allocation or first-touch page faults in either, so the ratio is
+/// the permutation's own cost against the machine's copy bandwidth.
+fn into_existing_memory(c: &mut Criterion) {
+    for (name, shape) in [
+        ("permutation kji = ijk, 256³, into existing memory", vec![256; 3]),
+        ("permutation zxwy = xyzw, 48⁴, into existing memory", vec![48; 4]),
+    ] {
+        let a = data(&shape, 0);
+        let mut t = Tensor::<f32>::zeros(shape.clone());
+        let mut copy = vec![0.0f32; a.len()];
+        let mut g = group(c, name, Throughput::Bytes(2 * 4 * a.len() as u64));
+        g.bench_function("tensor!", |bench| {
+            if shape.len() == 3 {
+                bench.iter(|| tensor! { t[k, j, i] = a[i, j, k]; })
+            } else {
+                bench.iter(|| tensor! { t[z, x, w, y] = a[x, y, z, w]; })
+            }
+        });
+        g.bench_function("copy_from_slice (same bytes, no permutation)", |bench| {
+            bench.iter(|| copy.copy_from_slice(a.as_slice()))
+        });
+        g.finish();
+    }
 }
 
 fn reductions(c: &mut Criterion) {
