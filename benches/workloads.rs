@@ -518,8 +518,14 @@ fn permutation(c: &mut Criterion) {
 /// the permutation's own cost against the machine's copy bandwidth.
 fn into_existing_memory(c: &mut Criterion) {
     for (name, shape) in [
-        ("permutation kji = ijk, 256³, into existing memory", vec![256; 3]),
-        ("permutation zxwy = xyzw, 48⁴, into existing memory", vec![48; 4]),
+        (
+            "permutation kji = ijk, 256³, into existing memory",
+            vec![256; 3],
+        ),
+        (
+            "permutation zxwy = xyzw, 48⁴, into existing memory",
+            vec![48; 4],
+        ),
     ] {
         let a = data(&shape, 0);
         let mut t = Tensor::<f32>::zeros(shape.clone());
@@ -1105,6 +1111,153 @@ fn real_times_complex(c: &mut Criterion) {
     g.finish();
 }
 
+/// One contraction of the TCCG suite's kinds (`C-A-B` in its notation: `C[…] = Σ A[…] B[…]`)
+/// against a contiguous GEMM of the same m, n and k (the products of A's free, B's free and
+/// the contracted extents) through the `gemm` crate, in one group.
+fn tccg_case(
+    c: &mut Criterion,
+    name: &str,
+    shapes: [&[usize]; 3],
+    [m, n, k]: [usize; 3],
+    mut contract: impl FnMut(&Tensor<f32>, &Tensor<f32>, &mut Tensor<f32>),
+) {
+    let (x, y) = (data(shapes[0], 0), data(shapes[1], 1));
+    let mut z = Tensor::<f32>::zeros(shapes[2]);
+    assert_eq!(
+        x.len() * y.len() * z.len(),
+        m * k * k * n * m * n,
+        "{name}: m, n, k"
+    );
+    let mut g = group(
+        c,
+        &format!("TCCG {name}"),
+        Throughput::Elements(2 * (m * n * k) as u64),
+    );
+    g.bench_function("tensor!", |bench| bench.iter(|| contract(&x, &y, &mut z)));
+    let (p, q) = (data(&[m, k], 2), data(&[k, n], 3));
+    let mut r = vec![0.0f32; m * n];
+    g.bench_function("gemm crate (same-FLOP contiguous GEMM)", |bench| {
+        bench.iter(|| {
+            let (k, n) = (k as isize, n as isize);
+            gemm_crate(
+                m,
+                k as usize,
+                n as usize,
+                (p.as_slice(), k, 1),
+                (q.as_slice(), n, 1),
+                0.0,
+                (&mut r, n, 1),
+            )
+        })
+    });
+    g.finish();
+}
+
+/// Eleven contractions of the kinds in the TCCG suite (free indices of an operand split
+/// around the contracted ones, contracted indices first, last or in the middle, 2–4 free
+/// indices per operand), each about 2.7 · 10⁸ multiply-adds.
+fn tccg(c: &mut Criterion) {
+    tccg_case(
+        c,
+        "abc-bda-dc",
+        [&[128; 3], &[128; 2], &[128; 3]],
+        [128 * 128, 128, 128],
+        |x, y, z| {
+            tensor! { z[a, b, c] = x[b, d, a] * y[d, c]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abc-dca-bd",
+        [&[128; 3], &[128; 2], &[128; 3]],
+        [128 * 128, 128, 128],
+        |x, y, z| {
+            tensor! { z[a, b, c] = x[d, c, a] * y[b, d]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abcd-dbea-ec",
+        [&[32, 32, 256, 32], &[256, 32], &[32; 4]],
+        [32 * 32 * 32, 32, 256],
+        |x, y, z| {
+            tensor! { z[a, b, c, d] = x[d, b, e, a] * y[e, c]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abcde-efbad-cf",
+        [&[16, 64, 16, 16, 16], &[64, 64], &[16, 16, 64, 16, 16]],
+        [16 * 16 * 16 * 16, 64, 64],
+        |x, y, z| {
+            tensor! { z[a, b, c, d, e] = x[e, f, b, a, d] * y[c, f]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abcd-ea-ebcd",
+        [&[64, 128], &[64, 32, 32, 32], &[128, 32, 32, 32]],
+        [128, 32 * 32 * 32, 64],
+        |x, y, z| {
+            tensor! { z[a, b, c, d] = x[e, a] * y[e, b, c, d]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abcd-eb-aecd",
+        [&[64, 128], &[32, 64, 32, 32], &[32, 128, 32, 32]],
+        [128, 32 * 32 * 32, 64],
+        |x, y, z| {
+            tensor! { z[a, b, c, d] = x[e, b] * y[a, e, c, d]; }
+        },
+    );
+    tccg_case(
+        c,
+        "ab-acd-dbc",
+        [&[512, 32, 32], &[32, 512, 32], &[512, 512]],
+        [512, 512, 32 * 32],
+        |x, y, z| {
+            tensor! { z[a, b] = x[a, c, d] * y[d, b, c]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abc-acd-db",
+        [&[64, 64, 1024], &[1024, 64], &[64; 3]],
+        [64 * 64, 64, 1024],
+        |x, y, z| {
+            tensor! { z[a, b, c] = x[a, c, d] * y[d, b]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abc-adec-ebd",
+        [&[64, 32, 32, 64], &[32, 64, 32], &[64; 3]],
+        [64 * 64, 64, 32 * 32],
+        |x, y, z| {
+            tensor! { z[a, b, c] = x[a, d, e, c] * y[e, b, d]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abcd-aebf-dfce",
+        [&[24, 28, 24, 28], &[24, 28, 24, 28], &[24; 4]],
+        [24 * 24, 24 * 24, 28 * 28],
+        |x, y, z| {
+            tensor! { z[a, b, c, d] = x[a, e, b, f] * y[d, f, c, e]; }
+        },
+    );
+    tccg_case(
+        c,
+        "abcdef-dega-gfbc",
+        [&[12, 12, 90, 12], &[90, 12, 12, 12], &[12; 6]],
+        [12 * 12 * 12, 12 * 12 * 12, 90],
+        |x, y, z| {
+            tensor! { z[a, b, c, d, e, f] = x[d, e, g, a] * y[g, f, b, c]; }
+        },
+    );
+}
+
 criterion_group!(
     workloads,
     double_precision,
@@ -1120,6 +1273,7 @@ criterion_group!(
     reductions,
     small_statements,
     small_matrices,
-    static_shapes
+    static_shapes,
+    tccg
 );
 criterion_main!(workloads);

@@ -65,6 +65,55 @@ fn contractions_whose_index_groups_do_not_merge_are_copied_then_one_gemm() {
 }
 
 #[test]
+fn contractions_whose_target_groups_do_not_merge_copy_the_target_too() {
+    // `w[a, b, c, d] = x[d, b, e, a] · y[e, c]`: the rows (a, b, d) are apart in w (c between
+    // them) and out of order in x, so the GEMM would be a call per (a, b); above the copy
+    // threshold x and w are copied into (d, b, a) order, one GEMM fills the copy of w, which
+    // is then combined into w as the statement says. Odd extents, every assignment mode, NaN
+    // in a target that `=` must not read, a target that is a permuted view; and
+    // `z[a, b, c] = x[a, d, e, c] · y[e, b, d]` (contracted loops out of order too).
+    let (na, nb, nc, nd, ne) = (17, 3, 40, 16, 64);
+    let x = data::<f64>(&[nd, nb, ne, na], 0);
+    let y = data::<f64>(&[ne, nc], 1);
+    let product = reference(&[na, nb, nc, nd], |ix| {
+        sum_over(&[ne], |r| {
+            at(&x, &[ix[3], ix[1], r[0], ix[0]]) * at(&y, &[r[0], ix[2]])
+        })
+    });
+    let mut w = Tensor::<f64>::from_fn(&[na, nb, nc, nd], |_| f64::NAN);
+    tensor! { w[a, b, c, d] = x[d, b, e, a] * y[e, c]; }
+    assert_close(&w, &product, 1e-12);
+    tensor! { w[a, b, c, d] += 2 * x[d, b, e, a] * y[e, c]; }
+    assert_close(
+        &w,
+        &reference(&[na, nb, nc, nd], |ix| 3.0 * at(&product, ix)),
+        1e-12,
+    );
+    tensor! { w[a, b, c, d] = 0.5 * w[a, b, c, d] - x[d, b, e, a] * y[e, c]; }
+    assert_close(
+        &w,
+        &reference(&[na, nb, nc, nd], |ix| 0.5 * at(&product, ix)),
+        1e-12,
+    );
+    let mut stored = Tensor::<f64>::zeros([nd, nc, nb, na]);
+    let reversed = stored.view_mut().permuted_axes(&[3, 2, 1, 0]);
+    tensor! { reversed[a, b, c, d] = x[d, b, e, a] * y[e, c]; }
+    let back = stored.view().permuted_axes(&[3, 2, 1, 0]).to_tensor();
+    assert_close(&back, &product, 1e-12);
+
+    let (na, nb, nc, nd, ne) = (33, 29, 17, 9, 11);
+    let x = data::<f32>(&[na, nd, ne, nc], 2);
+    let y = data::<f32>(&[ne, nb, nd], 3);
+    tensor! { let z[a, b, c] = x[a, d, e, c] * y[e, b, d]; }
+    let expected = reference(&[na, nb, nc], |ix| {
+        sum_over(&[nd, ne], |r| {
+            at(&x, &[ix[0], r[0], r[1], ix[2]]) * at(&y, &[r[1], ix[1], r[0]])
+        })
+    });
+    assert_close(&z, &expected, 1e-4);
+}
+
+#[test]
 fn matmul_f32_and_zero_sized_results() {
     for &(m, n, k) in &[(7, 13, 1), (0, 3, 4), (5, 0, 2), (13, 7, 13)] {
         let a = data::<f32>(&[m, k], 2);

@@ -8,7 +8,7 @@ use std::ops::Range;
 use crate::element::Element;
 use crate::operand::access::{stored_offset, Memory, Mode};
 
-use super::loop_nest::{combine, evaluate};
+use super::loop_nest::{combine, copy, evaluate};
 use super::parallel::{for_each_chunk, for_each_part};
 use super::scratch::Scratch;
 use super::sort_loops;
@@ -67,7 +67,7 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool
         };
     };
     // Packing would copy a real operand into complex numbers: its calls stay as they are.
-    match packed_layouts(&step, &plan, PACKING_REUSE).filter(|_| parts == [false, false]) {
+    match packed_layouts(&step, &plan, PACKING_REUSE, true).filter(|_| parts == [false, false]) {
         Some(layouts) => contract_packed(step, layouts, conj),
         None => run_gemms(step, &plan, conj),
     }
@@ -180,18 +180,27 @@ unsafe fn gemm_with_parts<T: Element>(
 /// tensor-dsl-benches --bench workloads`, seed).
 const PACKING_REUSE: usize = 16;
 
-/// For a step whose loops do not all merge (so its GEMM is many calls), new strides for A, B
-/// or both under which they would (TTGT: transpose, then one large GEMM): each copied operand
-/// holds its batch loops outermost, then its rows or columns in C's order, and its contracted
-/// loops in the other operand's order (A's, if both are copied), the GEMM's inner dimension
-/// innermost in A and B alike. `None` if no copy reduces the number of calls, or the copies
-/// would do fewer than `reuse` multiply-adds per element copied (the host's is
+/// Multiply-adds per call above which C is not copied to merge calls ([`packed_layouts`]).
+const TARGET_PACKING_WORK: usize = 1 << 22;
+/// The shortest runs a copy of C back into place may move ([`packed_layouts`]).
+const TARGET_PACKING_RUN: usize = 16;
+
+/// For a step whose loops do not all merge (so its GEMM is many calls), new strides for A, B,
+/// C, or several of them, under which they would (TTGT: transpose, then one large GEMM, then
+/// transpose C back): a copied C holds its batch loops outermost, then its rows in A's order
+/// and its columns in B's, so that they merge in it and in the operands left as they are; a
+/// copied operand holds its batch loops outermost, then its rows or columns in C's order (the
+/// copy's, if C is copied), and its contracted loops in the other operand's order (A's, if
+/// both are copied), the GEMM's inner dimension innermost in A and B alike. C is copied only
+/// if `target` (the caller can copy it back). `None` if no copy reduces the number of calls,
+/// or the copies would do fewer than `reuse` multiply-adds per element copied (the host's is
 /// [`PACKING_REUSE`]; a device weighs its copies against its arithmetic with its own).
 pub(crate) fn packed_layouts<T, const L: usize>(
     step: &Step<'_, T, L, 2>,
     plan: &GemmPlan<L>,
     reuse: usize,
-) -> Option<[Option<[isize; L]>; 2]> {
+    target: bool,
+) -> Option<[Option<[isize; L]>; 3]> {
     let extents = step.extents();
     let calls = plan.calls(extents);
     let roles = roles(step)?;
@@ -200,7 +209,7 @@ pub(crate) fn packed_layouts<T, const L: usize>(
     }
     let total_work = plan.work.saturating_mul(plan.batches);
     let [a, b] = step.operands();
-    let target = &step.target().strides;
+    let c = step.target();
     // Loops of `role`, outermost (largest stride in `by`) first.
     let ranked = |role: Role, by: &[isize; L]| -> Vec<usize> {
         let mut loops: Vec<usize> = (0..L).filter(|&var| roles[var] == role).collect();
@@ -213,28 +222,59 @@ pub(crate) fn packed_layouts<T, const L: usize>(
             .map(|var| extents[var])
             .product()
     };
-    let mut best: Option<(usize, [Option<[isize; L]>; 2])> = None;
-    for copy in [[true, false], [false, true], [true, true]] {
+    // Cheapest first: a later candidate replaces an earlier one only with fewer calls.
+    let candidates = [
+        [true, false, false],
+        [false, true, false],
+        [true, true, false],
+        [false, false, true],
+        [true, false, true],
+        [false, true, true],
+        [true, true, true],
+    ];
+    let mut best: Option<(usize, [Option<[isize; L]>; 3])> = None;
+    // Copying C costs two passes over it; calls of this much work each already run near the
+    // GEMM's speed, and saving them was measured not to pay it (the TCCG benchmarks).
+    let per_call = plan.m.extent * plan.n.extent * plan.k.extent;
+    let target = target && per_call <= TARGET_PACKING_WORK;
+    for copy in candidates.into_iter().filter(|copy| target || !copy[2]) {
+        let mut layouts = [None; 3];
+        let mut copied = 0usize;
+        if copy[2] {
+            let mut sequence = ranked(Role::Batch, &c.strides);
+            sequence.extend(ranked(Role::Left, &a.strides));
+            sequence.extend(ranked(Role::Right, &b.strides));
+            sequence.retain(|&var| c.uses >> var & 1 == 1 && extents[var] > 1);
+            // The copy back reads runs along the copy's last loop and writes runs along C's
+            // unit-stride one: shorter than `TARGET_PACKING_RUN` on either side, it moves
+            // too few bytes per run to pay (measured on the TCCG benchmarks).
+            let unit = (0..L).find(|&var| c.strides[var].abs() == 1 && extents[var] > 1);
+            let run = |var: Option<&usize>| var.map_or(0, |&var| extents[var]);
+            if run(sequence.last()).min(run(unit.as_ref())) < TARGET_PACKING_RUN {
+                continue;
+            }
+            layouts[2] = Some(row_major(extents, &sequence));
+            copied = elements(c.uses);
+        }
+        let c_order = layouts[2].unwrap_or(c.strides);
         // Contracted loops follow the operand left as it is (A's order if both are copied).
-        let contracted_order = if copy == [true, false] {
+        let contracted_order = if copy[0] && !copy[1] {
             &b.strides
         } else {
             &a.strides
         };
-        let mut layouts = [None; 2];
-        let mut copied = 0usize;
         for (which, own_role) in [(0, Role::Left), (1, Role::Right)] {
             if !copy[which] {
                 continue;
             }
             let operand = &step.operands()[which];
-            let mut sequence = ranked(Role::Batch, target);
+            let mut sequence = ranked(Role::Batch, &c_order);
             if which == 0 {
-                sequence.extend(ranked(own_role, target));
+                sequence.extend(ranked(own_role, &c_order));
                 sequence.extend(ranked(Role::Contracted, contracted_order));
             } else {
                 sequence.extend(ranked(Role::Contracted, contracted_order));
-                sequence.extend(ranked(own_role, target));
+                sequence.extend(ranked(own_role, &c_order));
             }
             sequence.retain(|&var| operand.uses >> var & 1 == 1);
             layouts[which] = Some(row_major(extents, &sequence));
@@ -246,7 +286,7 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         let strides = [
             layouts[0].unwrap_or(a.strides),
             layouts[1].unwrap_or(b.strides),
-            *target,
+            c_order,
         ];
         let after = GemmPlan::merged(
             &roles,
@@ -281,41 +321,63 @@ pub(crate) fn row_major<const L: usize>(extents: &[usize; L], sequence: &[usize]
 }
 
 /// Copies the operands `layouts` names into temporaries laid out so, then runs the GEMMs on
-/// those: the copies cost one pass over each operand, and the calls they save are worth more
-/// ([`packed_layouts`]).
+/// those, into a temporary as well if `layouts` names C, which is then combined into the
+/// target as the step's mode says: the copies cost one pass over each tensor, and the calls
+/// they save are worth more ([`packed_layouts`]).
 fn contract_packed<T: Element, const L: usize>(
     step: Step<'_, T, L, 2>,
-    layouts: [Option<[isize; L]>; 2],
+    layouts: [Option<[isize; L]>; 3],
     conj: [bool; 2],
 ) {
-    let lengths = (0..2).filter_map(|which| {
-        let operand = &step.operands()[which];
-        layouts[which].map(|_| {
-            (0..L)
-                .filter(|&var| operand.uses >> var & 1 == 1)
-                .map(|var| step.extents()[var])
-                .product::<usize>()
-        })
-    });
-    // Alive until the GEMMs below have run.
+    let uses = [
+        step.operands()[0].uses,
+        step.operands()[1].uses,
+        step.target().uses,
+    ];
+    let length = |uses: u64| -> usize {
+        (0..L)
+            .filter(|&var| uses >> var & 1 == 1)
+            .map(|var| step.extents()[var])
+            .product()
+    };
+    let lengths = (0..3).filter_map(|which| layouts[which].map(|_| length(uses[which])));
+    // Alive until the GEMMs and the copy back below have run.
     let mut scratch = Scratch::<T>::with_lengths(lengths.collect::<Vec<_>>());
     let mut starts = scratch.starts().into_iter();
     let mut operands = *step.operands();
     for (operand, layout) in operands.iter_mut().zip(layouts) {
         let Some(strides) = layout else { continue };
         let (start, len) = starts.next().expect("one buffer per copied operand");
-        let copy = step.derived(
+        let copied = step.derived(
             Some(BoundTarget::raw(start, len, strides, operand.uses)),
             [*operand],
             Memory::Host,
         );
         // Copied as they are: a conjugation stays the GEMM's.
-        evaluate(copy, |[x]| x);
+        copy(copied);
         *operand = Bound::raw(start.cast_const(), len, strides, operand.uses);
     }
-    let packed = step.with_operands(operands);
-    let plan = GemmPlan::of(&packed, 0).expect("copying operands keeps a step a GEMM");
-    run_gemms(packed, &plan, conj);
+    let Some(strides) = layouts[2] else {
+        let packed = step.with_operands(operands);
+        let plan = GemmPlan::of(&packed, 0).expect("copying operands keeps a step a GEMM");
+        return run_gemms(packed, &plan, conj);
+    };
+    // C's temporary: the GEMMs assign the bare product to it (nothing there is read), and
+    // the copy back applies α and the step's mode.
+    let (start, len) = starts.next().expect("one buffer for the target");
+    let product = step.derived(
+        Some(BoundTarget::raw(start, len, strides, uses[2])),
+        operands,
+        Memory::Host,
+    );
+    let plan = GemmPlan::of(&product, 0).expect("copying tensors keeps a step a GEMM");
+    run_gemms(product, &plan, conj);
+    let back = step.derived(
+        None,
+        [Bound::raw(start.cast_const(), len, strides, uses[2])],
+        Memory::Host,
+    );
+    copy(back);
 }
 
 /// Runs a step as the GEMM calls of `plan`, conjugating the operands `conj` names.
@@ -911,10 +973,14 @@ mod tests {
         // (k, l, j) order, which its 8640 elements are worth at 345 600 multiply-adds.
         let plan = GemmPlan::of(&step, 0).unwrap();
         assert_eq!(plan.calls(&extents), 12);
-        let layouts = packed_layouts(&step, &plan, PACKING_REUSE).unwrap();
+        let layouts = packed_layouts(&step, &plan, PACKING_REUSE, true).unwrap();
         assert_eq!(
             layouts,
-            [None, Some([0, 1, nl as isize * nj as isize, nj as isize])]
+            [
+                None,
+                Some([0, 1, nl as isize * nj as isize, nj as isize]),
+                None
+            ]
         );
         contract(step, [false; 2]);
         for i in 0..ni {
