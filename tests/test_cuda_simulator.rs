@@ -697,6 +697,25 @@ fn complex_statements_match_the_host() {
         "{message}"
     );
     assert_eq!(on_device.to_host().unwrap(), before);
+    // The same in a contraction whose loops do not merge, where a complex operand would be
+    // copied first (TTGT): refused, not copied.
+    let x = CudaTensor::from_host(&device, &complexes(&[70, 6, 4], 8)).unwrap();
+    let y = CudaTensor::from_host(&device, &data::<f64>(&[6, 11, 4], 9)).unwrap();
+    let mut z = CudaTensor::from_host(&device, &complexes(&[70, 11], 10)).unwrap();
+    let before = z.to_host().unwrap();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tensor! { z[i, j] = x[i, q, r] * y[q, j, r]; }
+    }));
+    let message = outcome.expect_err("a real device tensor in a complex contraction");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("a real device tensor in a complex statement"),
+        "{message}"
+    );
+    assert_eq!(z.to_host().unwrap(), before);
 }
 
 #[test]

@@ -187,9 +187,9 @@ impl CudaDevice {
     /// TTGT on the device: where the step's GEMM is many calls (or more than cuBLAS calls are
     /// worth, so a module), copies one or both operands into device temporaries laid out so
     /// that their loops merge (the host engine's [`packed_layouts`], weighed with
-    /// [`PACKING_REUSE`]), then makes the fewer calls on those. `false`, with nothing run,
-    /// where no copy pays, the operands are not all this device's, or cuBLAS would not take
-    /// the packed step either.
+    /// [`PACKING_REUSE`]; the target is not copied here), then makes the fewer calls on those.
+    /// `false`, with nothing run, where no copy pays, an operand is not this device's or is a
+    /// real tensor read as complex, or cuBLAS would not take the packed step either.
     fn run_packed<T: Element, const L: usize>(
         &self,
         step: &Step<'_, T, L, 2>,
@@ -197,7 +197,10 @@ impl CudaDevice {
     ) -> Result<bool, CudaError> {
         let memory = self.memory();
         let cublas_type = !matches!(T::KIND, Kind::I32 | Kind::I64);
-        if !cublas_type || step.memory() != [memory; 2] {
+        // A real tensor read as complex (`part`) is refused by the calls and modules alike
+        // (`one_element_type`); a copy would read its parts as elements.
+        let parts = step.operands().iter().any(|operand| operand.part);
+        if !cublas_type || parts || step.memory() != [memory; 2] {
             return Ok(false);
         }
         let Some(layouts) = GemmPlan::of(step, 0)
