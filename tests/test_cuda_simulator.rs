@@ -533,6 +533,14 @@ fn integer_statements_wrap_exactly_as_on_the_host() {
 }
 
 /// Complex values in (-0.5, 0.5) + (-0.5, 0.5)i.
+/// The text a panic carried (empty if it was not a `String`).
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn complexes(shape: &[usize], seed: usize) -> Tensor<tensor_dsl::c64> {
     let (re, im) = (data::<f64>(shape, seed), data::<f64>(shape, seed + 40));
     let mut parts = re.iter().zip(im.iter());
@@ -687,11 +695,7 @@ fn complex_statements_match_the_host() {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         tensor! { on_device[i, j] = dv[j] * r[j]; }
     }));
-    let message = outcome.expect_err("a real device tensor in a complex statement");
-    let message = message
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
+    let message = panic_message(outcome.expect_err("a real device tensor in a complex statement"));
     assert!(
         message.contains("a real device tensor in a complex statement"),
         "{message}"
@@ -706,11 +710,8 @@ fn complex_statements_match_the_host() {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         tensor! { z[i, j] = x[i, q, r] * y[q, j, r]; }
     }));
-    let message = outcome.expect_err("a real device tensor in a complex contraction");
-    let message = message
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
+    let message =
+        panic_message(outcome.expect_err("a real device tensor in a complex contraction"));
     assert!(
         message.contains("a real device tensor in a complex statement"),
         "{message}"

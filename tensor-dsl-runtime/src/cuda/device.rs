@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 
 use crate::element::{DeviceOf, Element, Kind};
 use crate::exec::backend::StepModule;
-use crate::exec::gemm::{packed_layouts, GemmPlan};
+use crate::exec::gemm::{elements_over, packed_layouts, GemmPlan};
 use crate::exec::network::{self, Pairing, PlanCache};
 use crate::exec::scratch::Scratch;
 use crate::exec::step::{Bound, BoundTarget, Step};
@@ -208,15 +208,9 @@ impl CudaDevice {
         else {
             return Ok(false);
         };
-        let elements = |operand: &Bound<'_, T, L>| -> usize {
-            (0..L)
-                .filter(|&var| operand.uses >> var & 1 == 1)
-                .map(|var| step.extents()[var])
-                .product()
-        };
         let lens = (step.operands().iter().zip(layouts))
             .filter(|(_, layout)| layout.is_some())
-            .map(|(operand, _)| elements(operand));
+            .map(|(operand, _)| elements_over(step.extents(), operand.uses));
         let (buffers, starts) = self.temporaries::<T>(lens)?;
         let mut starts = starts.into_iter();
         let mut operands = *step.operands();

@@ -216,12 +216,6 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         sort_loops(&mut loops, &|var| std::cmp::Reverse(by[var].unsigned_abs()));
         loops
     };
-    let elements = |operand: u64| -> usize {
-        (0..L)
-            .filter(|&var| operand >> var & 1 == 1)
-            .map(|var| extents[var])
-            .product()
-    };
     // Cheapest first: a later candidate replaces an earlier one only with fewer calls.
     let candidates = [
         [true, false, false],
@@ -232,29 +226,37 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         [false, true, true],
         [true, true, true],
     ];
-    let mut best: Option<(usize, [Option<[isize; L]>; 3])> = None;
-    // Copying C costs two passes over it; calls of this much work each already run near the
-    // GEMM's speed, and saving them was measured not to pay it (the TCCG benchmarks).
-    let per_call = plan.m.extent * plan.n.extent * plan.k.extent;
-    let target = target && per_call <= TARGET_PACKING_WORK;
-    for copy in candidates.into_iter().filter(|copy| target || !copy[2]) {
-        let mut layouts = [None; 3];
-        let mut copied = 0usize;
-        if copy[2] {
+    // C's copy, if it may have one: rows in A's order, columns in B's.
+    let c_layout = target
+        .then(|| {
             let mut sequence = ranked(Role::Batch, &c.strides);
             sequence.extend(ranked(Role::Left, &a.strides));
             sequence.extend(ranked(Role::Right, &b.strides));
             sequence.retain(|&var| c.uses >> var & 1 == 1 && extents[var] > 1);
-            // The copy back reads runs along the copy's last loop and writes runs along C's
-            // unit-stride one: shorter than `TARGET_PACKING_RUN` on either side, it moves
-            // too few bytes per run to pay (measured on the TCCG benchmarks).
+            sequence
+        })
+        .filter(|sequence| {
+            // Copying C costs two passes over it: calls of more work each already run near
+            // the GEMM's speed, and a copy back whose runs (along the copy's last loop, and
+            // C's unit-stride one) are short moves too few bytes per run; neither was
+            // measured to pay (the TCCG benchmarks).
+            let per_call = plan.m.extent * plan.n.extent * plan.k.extent;
             let unit = (0..L).find(|&var| c.strides[var].abs() == 1 && extents[var] > 1);
             let run = |var: Option<&usize>| var.map_or(0, |&var| extents[var]);
-            if run(sequence.last()).min(run(unit.as_ref())) < TARGET_PACKING_RUN {
-                continue;
-            }
-            layouts[2] = Some(row_major(extents, &sequence));
-            copied = elements(c.uses);
+            per_call <= TARGET_PACKING_WORK
+                && run(sequence.last()).min(run(unit.as_ref())) >= TARGET_PACKING_RUN
+        })
+        .map(|sequence| row_major(extents, &sequence));
+    let mut best: Option<(usize, [Option<[isize; L]>; 3])> = None;
+    for copy in candidates
+        .into_iter()
+        .filter(|copy| !copy[2] || c_layout.is_some())
+    {
+        let mut layouts = [None; 3];
+        let mut copied = 0usize;
+        if copy[2] {
+            layouts[2] = c_layout;
+            copied = elements_over(extents, c.uses);
         }
         let c_order = layouts[2].unwrap_or(c.strides);
         // Contracted loops follow the operand left as it is (A's order if both are copied).
@@ -278,7 +280,7 @@ pub(crate) fn packed_layouts<T, const L: usize>(
             }
             sequence.retain(|&var| operand.uses >> var & 1 == 1);
             layouts[which] = Some(row_major(extents, &sequence));
-            copied = copied.saturating_add(elements(operand.uses));
+            copied = copied.saturating_add(elements_over(extents, operand.uses));
         }
         if copied.saturating_mul(reuse) > total_work {
             continue;
@@ -302,6 +304,15 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         }
     }
     best.map(|(_, layouts)| layouts)
+}
+
+/// How many elements a tensor that uses the loops of `uses` (one bit per loop) holds laid
+/// out without gaps: the product of those loops' extents.
+pub(crate) fn elements_over<const L: usize>(extents: &[usize; L], uses: u64) -> usize {
+    (0..L)
+        .filter(|&var| uses >> var & 1 == 1)
+        .map(|var| extents[var])
+        .product()
 }
 
 /// Row-major strides over `sequence` (outermost first); other loops get stride 0.
@@ -334,13 +345,8 @@ fn contract_packed<T: Element, const L: usize>(
         step.operands()[1].uses,
         step.target().uses,
     ];
-    let length = |uses: u64| -> usize {
-        (0..L)
-            .filter(|&var| uses >> var & 1 == 1)
-            .map(|var| step.extents()[var])
-            .product()
-    };
-    let lengths = (0..3).filter_map(|which| layouts[which].map(|_| length(uses[which])));
+    let lengths = (0..3)
+        .filter_map(|which| layouts[which].map(|_| elements_over(step.extents(), uses[which])));
     // Alive until the GEMMs and the copy back below have run.
     let mut scratch = Scratch::<T>::with_lengths(lengths.collect::<Vec<_>>());
     let mut starts = scratch.starts().into_iter();
