@@ -151,6 +151,41 @@ fn nests_large_enough_for_threads() {
     assert_close(&t, &reference(&[n, m], |ix| at(&a, &[ix[1], ix[0]])), 0.0);
 }
 
+/// Dense point-wise statements past the written-out loops' limit and up to and past the
+/// threads' threshold (one loop over the elements below it, the general kernel above): every
+/// mode, a scale, a target read in place through a view, each against its reference.
+#[test]
+fn point_wise_runs_of_every_size_match_their_reference() {
+    for (m, n) in [(64, 64), (100, 300), (300, 300)] {
+        let a = data::<f64>(&[m, n], 0);
+        let b = data::<f64>(&[m, n], 1);
+        let before = data::<f64>(&[m, n], 2);
+        let (mut r, mut s, mut t) = (before.clone(), before.clone(), before.clone());
+        let mut u = before.clone();
+        let beta = 0.5;
+        let view = u.view_mut();
+        tensor! {
+            r[i, j] = a[i, j] + 2.0 * b[i, j];
+            s[i, j] += a[i, j] * b[i, j];
+            t[i, j] = beta * t[i, j] - a[i, j];
+            view[i, j] = view[i, j] * a[i, j] + b[i, j];
+        }
+        let expect = |f: &dyn Fn(&[usize]) -> f64| reference(&[m, n], f);
+        assert_close(&r, &expect(&|ix| at(&a, ix) + 2.0 * at(&b, ix)), 0.0);
+        assert_close(
+            &s,
+            &expect(&|ix| at(&before, ix) + at(&a, ix) * at(&b, ix)),
+            0.0,
+        );
+        assert_close(&t, &expect(&|ix| beta * at(&before, ix) - at(&a, ix)), 0.0);
+        assert_close(
+            &u,
+            &expect(&|ix| at(&before, ix) * at(&a, ix) + at(&b, ix)),
+            0.0,
+        );
+    }
+}
+
 #[test]
 fn powi_takes_an_exponent_computed_by_rust() {
     let a = data::<f64>(&[7, 3], 2);

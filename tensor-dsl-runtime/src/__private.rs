@@ -106,6 +106,20 @@ pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
         }
 }
 
+/// Whether a point-wise step over `extents` reading `operands` runs, whose accesses all have
+/// the target's indices in its order and are dense, is better run as one loop over the
+/// elements (`DenseTarget::pointwise`) than by the general kernel: whenever the kernel would
+/// not split it between threads, since the loop is the kernel's own
+/// inner loop without the proof and dispatch before it (at 64 × 64, half the time).
+#[inline(always)]
+pub fn is_small_run<const L: usize>(operands: usize, extents: &[usize; L]) -> bool {
+    let mut points: usize = 1;
+    for &extent in extents {
+        points = points.saturating_mul(extent);
+    }
+    points.saturating_mul(operands + 1) < crate::exec::loop_nest::PARALLEL_WORK
+}
+
 /// Stand-in for a `let` tensor of a block that failed to compile: gives the binding the type
 /// of an operand so rustc adds no errors of its own. Never runs (the build has already failed).
 pub fn stub_tensor<X: Operand + ?Sized>(_operand: &X) -> Tensor<X::Elem> {

@@ -669,7 +669,12 @@ impl StatementEmitter<'_> {
         StepCode {
             general: self.kernel_call(step, &parts, proven),
             written_out: self.written_out(&parts),
-            small: hygienic!(#p::is_small(__static, &[#(#extents),*])),
+            small: if let Some(runs) = &parts.runs {
+                let operands = runs.len();
+                hygienic!(#p::is_small_run(#operands, &[#(#extents),*]))
+            } else {
+                hygienic!(#p::is_small(__static, &[#(#extents),*]))
+            },
             reads: parts.reads,
             target_layout: parts.target_layout,
         }

@@ -208,7 +208,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
 
 // Heuristic: below about this many element visits, handing work to other threads costs more
 // than it saves.
-const PARALLEL_WORK: usize = 1 << 18;
+pub(crate) const PARALLEL_WORK: usize = 1 << 18;
 
 /// How many parts a large scalar sum is cut into (see `evaluate`): enough for every thread of
 /// a machine like ours to take several, and fixed, so the parts do not depend on the pool.
@@ -350,9 +350,11 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
 }
 
 /// Whether a summing nest adds whole strips of target points at once: the innermost target
-/// loop (`n_out - 1`) runs along every operand contiguously while the innermost summed loop
-/// does not (a sum over an outer axis, `s[j] = x[i, j]`), so each summed point adds a
-/// contiguous row into the strip's sums instead of each target point walking a column. Every
+/// loop (`n_out - 1`) runs along every operand contiguously or not at all (stride 0: a matrix
+/// product's left factor along `j`) while the innermost summed loop does not run along every
+/// operand contiguously (a sum over an outer axis, `s[j] = x[i, j]`; a product's right factor
+/// down its rows, `b[k, j]`), so each summed point adds a contiguous row into the strip's sums
+/// instead of each target point walking a column. Every
 /// target point's sum is the same sequence of additions whatever strip it falls in, and the
 /// choice depends only on the strides and the summed extents, neither on the target loop's
 /// extent nor on how threads split it: the bits do not depend on the threads.
@@ -367,7 +369,9 @@ fn sums_in_strips<const L: usize, const N: usize>(
     let summed = extents[n_out..]
         .iter()
         .fold(1usize, |points, &e| points.saturating_mul(e));
-    operand_strides[n_out - 1].iter().all(|&stride| stride == 1)
+    let along = &operand_strides[n_out - 1];
+    along.iter().all(|&stride| stride == 0 || stride == 1)
+        && along.contains(&1)
         && operand_strides[L - 1].iter().any(|&stride| stride != 1)
         && summed >= LANES
 }
@@ -695,7 +699,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     }
 
     /// The sums over loops `n_out..L` of `width` (at most the strip's) target points along
-    /// loop `n_out - 1`, from `start`, along which every operand has stride 1: each point's
+    /// loop `n_out - 1`, from `start`, along which every operand has stride 1 or 0: each point's
     /// values are added in order in blocks of [`STRIP_ROWS`], and the blocks' sums pairwise,
     /// the error bound of a summing run.
     #[inline(always)]
@@ -709,6 +713,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         operand_strides: &[[isize; N]; L],
     ) -> &'s [T] {
         strip.clear(width);
+        let along = &operand_strides[n_out - 1];
         let mut rows = 0;
         let no_target = [0; L];
         visit(
@@ -718,15 +723,54 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             &no_target,
             start,
             |at| {
-                // SAFETY: the step's proof covers every element of the nest, and the strip's
-                // `width` points along loop `n_out - 1` (stride 1 in every operand) lie in it.
+                // SAFETY (whole closure): the step's proof covers every element of the nest,
+                // and the strip's `width` points along loop `n_out - 1` (stride 0 or 1 in
+                // every operand) lie in it.
                 let sources: [Source<T>; N] =
                     std::array::from_fn(|o| unsafe { self.data[o].offset(at.operands[o]) });
-                for (column, sum) in strip.block[..width].iter_mut().enumerate() {
-                    let values = std::array::from_fn(|o| unsafe {
-                        sources[o].offset(column as isize).read()
-                    });
-                    *sum = sum.plus((self.body)(values));
+                let sums = &mut strip.block[..width];
+                if along.iter().all(|&stride| stride == 1) {
+                    for (column, sum) in sums.iter_mut().enumerate() {
+                        let values = std::array::from_fn(|o| unsafe {
+                            sources[o].offset(column as isize).read()
+                        });
+                        *sum = sum.plus((self.body)(values));
+                    }
+                } else {
+                    let mut done = 0;
+                    if !sources.iter().any(|source| source.part) {
+                        // An operand the strip's loop does not move (a matrix product's left
+                        // factor, `a[i, k]` along `j`) reads its one element from a chunk of
+                        // it repeated, so every operand of a chunk reads contiguously.
+                        let repeated: [[T; LANES]; N] =
+                            std::array::from_fn(|o| [unsafe { sources[o].read() }; LANES]);
+                        while done + LANES <= width {
+                            let from: [*const T; N] = std::array::from_fn(|o| {
+                                if along[o] == 0 {
+                                    repeated[o].as_ptr()
+                                } else {
+                                    unsafe { sources[o].offset(done as isize).data }
+                                }
+                            });
+                            // Read into locals first: the compiler then knows no store to
+                            // the sums changes them, and keeps the chunk in vector registers.
+                            let inputs: [[T; LANES]; N] = std::array::from_fn(|o| {
+                                std::array::from_fn(|lane| unsafe { from[o].add(lane).read() })
+                            });
+                            let block = &mut sums[done..done + LANES];
+                            for (lane, sum) in block.iter_mut().enumerate() {
+                                let values = std::array::from_fn(|o| inputs[o][lane]);
+                                *sum = sum.plus((self.body)(values));
+                            }
+                            done += LANES;
+                        }
+                    }
+                    for (column, sum) in sums.iter_mut().enumerate().skip(done) {
+                        let values = std::array::from_fn(|o| unsafe {
+                            sources[o].offset(column as isize * along[o]).read()
+                        });
+                        *sum = sum.plus((self.body)(values));
+                    }
                 }
                 rows += 1;
                 if rows == STRIP_ROWS {
@@ -1261,6 +1305,58 @@ mod tests {
             column_sums(&x, Mode::Add, &mut added, 1);
             for (j, (&got, &sum)) in added.as_slice().iter().zip(first.as_slice()).enumerate() {
                 assert_eq!(got, j as f64 + sum);
+            }
+        }
+    }
+
+    #[test]
+    fn products_with_a_factor_the_strip_does_not_move_match_a_naive_loop() {
+        // `c[i, j] (=|+=) α Σ_k a[i, k] b[k, j]` below the GEMM threshold: the strip runs along
+        // `j`, which `a` does not use (stride 0 there), in chunks and a remainder. Integer
+        // values, so every order of addition gives the same sum.
+        for (rows, columns, depth) in [(1, 1, 16), (3, 15, 16), (2, 16, 17), (5, 37, 40)] {
+            let a = Tensor::<f64>::from_fn([rows, depth], |ix| ((ix[0] * 7 + ix[1]) % 5) as f64);
+            let b = Tensor::<f64>::from_fn([depth, columns], |ix| {
+                ((ix[0] * 3 + ix[1] * 11) % 9) as f64 - 4.0
+            });
+            let product =
+                |i: usize, j: usize| (0..depth).map(|k| a[[i, k]] * b[[k, j]]).sum::<f64>();
+            for (mode, threads) in [(Mode::Assign, 1), (Mode::Add, 1), (Mode::Assign, 2)] {
+                let mut c = Tensor::<f64>::from_fn([rows, columns], |ix| ix[1] as f64);
+                let before = c.clone();
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let target = c.__tdsl_target();
+                    let step = Step::new(
+                        target.at(&[Axis::Loop(0), Axis::Loop(1)]),
+                        mode,
+                        2.0,
+                        [rows, columns, depth],
+                        2,
+                        [
+                            a.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(2)]),
+                            b.__tdsl_operand().at(&[Axis::Loop(2), Axis::Loop(1)]),
+                        ],
+                    );
+                    evaluate(step, |[x, y]| x * y);
+                });
+                for i in 0..rows {
+                    for j in 0..columns {
+                        let value = 2.0 * product(i, j);
+                        let expected = match mode {
+                            Mode::Add => before[[i, j]] + value,
+                            _ => value,
+                        };
+                        assert_eq!(
+                            c[[i, j]],
+                            expected,
+                            "{rows}×{columns}×{depth} at ({i}, {j})"
+                        );
+                    }
+                }
             }
         }
     }
