@@ -299,6 +299,63 @@ fn gemm_sized_contractions_over_strided_views() {
     assert_close(&f, &expected, 1e-12);
 }
 
+/// Small square products (m, n and k all at least 8, fewer than 32³ multiply-adds) are GEMM
+/// calls too, thin ones (a matrix times a vector, a side below 8) loop nests: both through
+/// transposed views and every way of writing the target, batched, against naive loops.
+#[test]
+fn small_square_and_thin_contractions_over_views() {
+    for (m, n, k) in [
+        (8, 8, 8),
+        (13, 9, 17),
+        (24, 24, 24),
+        (31, 7, 31),
+        (40, 1, 33),
+    ] {
+        let a = data::<f64>(&[k, m], 0); // used transposed
+        let a_t = a.view().permuted_axes(&[1, 0]);
+        let b = data::<f64>(&[k, n], 1);
+        let before = data::<f64>(&[m, n], 2);
+        let product =
+            |i: usize, j: usize| sum_over(&[k], |r| at(&a, &[r[0], i]) * at(&b, &[r[0], j]));
+        let (mut assigned, mut added, mut scaled) =
+            (before.clone(), before.clone(), before.clone());
+        let mut storage = before.clone();
+        let transposed = storage.view_mut().permuted_axes(&[1, 0]);
+        tensor! {
+            assigned[i, j] = a_t[i, p] * b[p, j];
+            added[i, j] += 2 * a_t[i, p] * b[p, j];
+            scaled[i, j] = 0.5 * scaled[i, j] - a_t[i, p] * b[p, j];
+            transposed[j, i] = a[p, i] * b[p, j];
+        }
+        drop(transposed);
+        let shape = [m, n];
+        assert_close(
+            &assigned,
+            &reference(&shape, |ix| product(ix[0], ix[1])),
+            1e-12,
+        );
+        let expected = reference(&shape, |ix| at(&before, ix) + 2.0 * product(ix[0], ix[1]));
+        assert_close(&added, &expected, 1e-12);
+        let expected = reference(&shape, |ix| 0.5 * at(&before, ix) - product(ix[0], ix[1]));
+        assert_close(&scaled, &expected, 1e-12);
+        assert_close(
+            &storage,
+            &reference(&shape, |ix| product(ix[0], ix[1])),
+            1e-12,
+        );
+        // Batched: a GEMM per batch.
+        let x = data::<f32>(&[5, m, k], 3);
+        let y = data::<f32>(&[5, k, n], 4);
+        tensor! { let z[bt, i, j] = x[bt, i, p] * y[bt, p, j]; }
+        let expected = reference(&[5, m, n], |ix| {
+            sum_over(&[k], |r| {
+                at(&x, &[ix[0], ix[1], r[0]]) * at(&y, &[ix[0], r[0], ix[2]])
+            })
+        });
+        assert_close(&z, &expected, 1e-5);
+    }
+}
+
 /// BLAS's convention on every path: with β = 0 the target is not read, so NaN already there
 /// does not reach the result (below the GEMM threshold, a loop nest; above it, a GEMM).
 #[test]
