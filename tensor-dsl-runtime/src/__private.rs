@@ -94,11 +94,7 @@ pub const SMALL_DYNAMIC_STEP_POINTS: usize = 512;
 /// [`SMALL_STEP_POINTS`]; `is_static`: every tensor of the statement has static extents).
 #[inline(always)]
 pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
-    let mut points: usize = 1;
-    for &extent in extents {
-        points = points.saturating_mul(extent);
-    }
-    points
+    points(extents)
         <= if is_static {
             SMALL_STEP_POINTS
         } else {
@@ -113,11 +109,15 @@ pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
 /// inner loop without the proof and dispatch before it (at 64 × 64, half the time).
 #[inline(always)]
 pub fn is_small_run<const L: usize>(operands: usize, extents: &[usize; L]) -> bool {
-    let mut points: usize = 1;
-    for &extent in extents {
-        points = points.saturating_mul(extent);
-    }
-    points.saturating_mul(operands + 1) < crate::exec::loop_nest::PARALLEL_WORK
+    points(extents).saturating_mul(operands + 1) < crate::exec::loop_nest::PARALLEL_WORK
+}
+
+/// The points of a step over `extents` (their product, saturating).
+#[inline(always)]
+fn points<const L: usize>(extents: &[usize; L]) -> usize {
+    extents
+        .iter()
+        .fold(1usize, |points, &extent| points.saturating_mul(extent))
 }
 
 /// Stand-in for a `let` tensor of a block that failed to compile: gives the binding the type

@@ -100,7 +100,7 @@ pub(crate) fn calls<T: Element, const L: usize>(
     // The host's plan (the longest merged dimensions, the fewest calls) where cuBLAS takes
     // it; else one whose dimensions step by one element where they can (the seed's depth is
     // `l`, not the longer `k` that has no unit stride in either operand).
-    let host = GemmPlan::of(step, 0)?;
+    let host = GemmPlan::of(step)?;
     calls_of(step, conj, host).or_else(|| calls_of(step, conj, GemmPlan::with_unit_strides(step)?))
 }
 

@@ -203,8 +203,8 @@ impl CudaDevice {
         if !cublas_type || parts || step.memory() != [memory; 2] {
             return Ok(false);
         }
-        let Some(layouts) = GemmPlan::of(step, 0)
-            .and_then(|plan| packed_layouts(step, &plan, PACKING_REUSE, false))
+        let Some(layouts) =
+            GemmPlan::of(step).and_then(|plan| packed_layouts(step, &plan, PACKING_REUSE, false))
         else {
             return Ok(false);
         };

@@ -378,7 +378,7 @@ fn contract_packed<T: Element, const L: usize>(
     }
     let Some(strides) = layouts[2] else {
         let packed = step.with_operands(operands);
-        let plan = GemmPlan::of(&packed, 0).expect("copying operands keeps a step a GEMM");
+        let plan = GemmPlan::of(&packed).expect("copying operands keeps a step a GEMM");
         return run_gemms(packed, &plan, conj);
     };
     // C's temporary: the GEMMs assign the bare product to it (nothing there is read), and
@@ -389,7 +389,7 @@ fn contract_packed<T: Element, const L: usize>(
         operands,
         Memory::Host,
     );
-    let plan = GemmPlan::of(&product, 0).expect("copying tensors keeps a step a GEMM");
+    let plan = GemmPlan::of(&product).expect("copying tensors keeps a step a GEMM");
     run_gemms(product, &plan, conj);
     let back = step.derived(
         None,
@@ -746,15 +746,9 @@ pub(crate) struct GemmPlan<const L: usize> {
 }
 
 impl<const L: usize> GemmPlan<L> {
-    /// The GEMM form of a step; `None` if it has none (see [`roles`]), addresses nothing, or
-    /// does fewer than `min_work` multiply-adds per batch (checked before allocating, so
-    /// small steps cost no allocation).
-    pub(crate) fn of<T>(step: &Step<'_, T, L, 2>, min_work: usize) -> Option<Self> {
-        Self::planned(
-            step,
-            |sides| sides.iter().product::<usize>() >= min_work,
-            Merge::Longest,
-        )
+    /// The GEMM form of a step; `None` if it has none (see [`roles`]) or addresses nothing.
+    pub(crate) fn of<T>(step: &Step<'_, T, L, 2>) -> Option<Self> {
+        Self::planned(step, |_| true, Merge::Longest)
     }
 
     /// The GEMM form of a step for a BLAS that needs a unit stride in every matrix (cuBLAS):
@@ -766,7 +760,8 @@ impl<const L: usize> GemmPlan<L> {
     }
 
     /// As [`GemmPlan::of`], for steps whose m, n and k (each the product of its loops'
-    /// extents) are `worth` a GEMM.
+    /// extents) are `worth` a GEMM (asked before allocating, so small steps cost no
+    /// allocation).
     fn planned<T>(
         step: &Step<'_, T, L, 2>,
         worth: impl Fn([usize; 3]) -> bool,
@@ -1001,7 +996,7 @@ mod tests {
         );
         // In place, (k, l) merge in A but not in B: 12 calls, or one after copying B into
         // (k, l, j) order, which its 8640 elements are worth at 345 600 multiply-adds.
-        let plan = GemmPlan::of(&step, 0).unwrap();
+        let plan = GemmPlan::of(&step).unwrap();
         assert_eq!(plan.calls(&extents), 12);
         let layouts = packed_layouts(&step, &plan, PACKING_REUSE, true).unwrap();
         assert_eq!(

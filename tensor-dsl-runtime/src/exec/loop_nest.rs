@@ -725,7 +725,10 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             |at| {
                 // SAFETY (whole closure): the step's proof covers every element of the nest,
                 // and the strip's `width` points along loop `n_out - 1` (stride 0 or 1 in
-                // every operand) lie in it.
+                // every operand) lie in it; a chunk read from `repeated` stays inside its
+                // `LANES` elements, and one read from an operand's `data` (no operand holds
+                // parts there, so its offsets count `T`s) covers points `done..done + LANES`,
+                // at most `width`.
                 let sources: [Source<T>; N] =
                     std::array::from_fn(|o| unsafe { self.data[o].offset(at.operands[o]) });
                 let sums = &mut strip.block[..width];
@@ -742,8 +745,13 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                         // An operand the strip's loop does not move (a matrix product's left
                         // factor, `a[i, k]` along `j`) reads its one element from a chunk of
                         // it repeated, so every operand of a chunk reads contiguously.
-                        let repeated: [[T; LANES]; N] =
-                            std::array::from_fn(|o| [unsafe { sources[o].read() }; LANES]);
+                        let repeated: [[T; LANES]; N] = std::array::from_fn(|o| {
+                            if along[o] == 0 {
+                                [unsafe { sources[o].read() }; LANES]
+                            } else {
+                                [T::ZERO; LANES]
+                            }
+                        });
                         while done + LANES <= width {
                             let from: [*const T; N] = std::array::from_fn(|o| {
                                 if along[o] == 0 {
