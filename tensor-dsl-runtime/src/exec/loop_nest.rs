@@ -220,10 +220,90 @@ fn part_start(length: usize, parts: usize, part: usize) -> usize {
     part * (length / parts) + part.min(length % parts)
 }
 
-/// Runs a loop nest (loops already in execution order) from `start`.
+/// Runs a loop nest (loops already in execution order) from `start`, compiled twice: for
+/// the baseline x86-64 (two lanes of `f64` per instruction) and for AVX2 (four), the one the
+/// CPU has chosen when it runs. Fused multiply-adds are enabled in neither, so both make the
+/// same additions and products in the same order (a run's `LANES` partial sums are explicit):
+/// the bits do not depend on the CPU's vectors.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
+    nest: &Nest<'_, T, F, N>,
+    tiled: Option<usize>,
+    n_out: usize,
+    extents: &[usize; L],
+    operand_strides: &[[isize; N]; L],
+    target_strides: &[isize; L],
+    start: Point<N>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && !baseline_only() {
+        // SAFETY: the CPU has AVX2 (just detected), all a function compiled for it needs.
+        return unsafe {
+            run_nest_avx2(
+                nest,
+                tiled,
+                n_out,
+                extents,
+                operand_strides,
+                target_strides,
+                start,
+            )
+        };
+    }
+    nest_from(
+        nest,
+        tiled,
+        n_out,
+        extents,
+        operand_strides,
+        target_strides,
+        start,
+    );
+}
+
+/// Whether this thread's loop nests must run the baseline compilation (a test comparing the
+/// two sets it); never outside the tests.
+#[cfg(not(test))]
+#[inline(always)]
+fn baseline_only() -> bool {
+    false
+}
+
+#[cfg(test)]
+use tests::baseline_only;
+
+/// [`nest_from`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_nest_avx2<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
+    nest: &Nest<'_, T, F, N>,
+    tiled: Option<usize>,
+    n_out: usize,
+    extents: &[usize; L],
+    operand_strides: &[[isize; N]; L],
+    target_strides: &[isize; L],
+    start: Point<N>,
+) {
+    nest_from(
+        nest,
+        tiled,
+        n_out,
+        extents,
+        operand_strides,
+        target_strides,
+        start,
+    );
+}
+
+/// The loop nest itself (see [`run_nest`]), inlined into each of its compilations.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     tiled: Option<usize>,
     n_out: usize,
@@ -1121,6 +1201,15 @@ fn visit<const L: usize, const N: usize>(
 
 #[cfg(test)]
 mod tests {
+    std::thread_local! {
+        /// Set by a test on its own thread: its loop nests run the baseline compilation only.
+        static BASELINE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    pub(super) fn baseline_only() -> bool {
+        BASELINE_ONLY.with(|flag| flag.get())
+    }
+
     use super::*;
     use crate::exec::step::Axis;
     use crate::operand::access::{Operand, TargetAccess, TargetOwned};
@@ -1314,6 +1403,74 @@ mod tests {
             for (j, (&got, &sum)) in added.as_slice().iter().zip(first.as_slice()).enumerate() {
                 assert_eq!(got, j as f64 + sum);
             }
+        }
+    }
+
+    /// `body` over `operands` (rank 2, `[rows, columns]` each, read at `axes`), summing the
+    /// loops past `n_out`, into a fresh target of `shape`, on this thread: the target's bits.
+    fn bits_of(
+        shape: &[usize],
+        extents: [usize; 3],
+        n_out: usize,
+        operands: [(&Tensor<f32>, [usize; 2]); 2],
+        body: impl Fn([f32; 2]) -> f32 + Sync,
+    ) -> Vec<u32> {
+        let mut c = Tensor::<f32>::zeros(shape.to_vec());
+        let target = c.__tdsl_target();
+        let target_axes: Vec<Axis> = (0..n_out).map(Axis::Loop).collect();
+        let accesses = operands.map(|(x, _)| x.__tdsl_operand());
+        let axes = operands.map(|(_, axes)| axes.map(Axis::Loop));
+        let step = Step::new(
+            target.at(&target_axes),
+            Mode::Assign,
+            0.7,
+            extents,
+            n_out,
+            [accesses[0].at(&axes[0]), accesses[1].at(&axes[1])],
+        );
+        evaluate(step, body);
+        c.as_slice().iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn the_avx2_compilation_gives_the_baseline_bits() {
+        // Sums whose roundings show any change of order: a dot product, column sums (strips),
+        // a product whose left factor the strip does not move, and a point-wise quotient.
+        // Where the CPU has no AVX2, both runs are the baseline's.
+        let (m, n) = (150, 130);
+        let x = Tensor::<f32>::from_fn([m, n], |ix| ((ix[0] * 31 + ix[1] * 17) % 97) as f32 / 7.3);
+        let y = Tensor::<f32>::from_fn([m, n], |ix| 1.0 + ((ix[0] + ix[1] * 5) % 11) as f32 / 3.1);
+        let yt = Tensor::<f32>::from_fn([n, m], |ix| 1.0 + ((ix[1] + ix[0] * 5) % 11) as f32 / 3.1);
+        let runs = || {
+            [
+                bits_of(&[], [m, n, 1], 0, [(&x, [0, 1]), (&y, [0, 1])], |[a, b]| {
+                    a * b
+                }),
+                bits_of(&[n], [n, m, 1], 1, [(&x, [1, 0]), (&y, [1, 0])], |[a, b]| {
+                    a - b
+                }),
+                bits_of(
+                    &[m, m],
+                    [m, m, n],
+                    2,
+                    [(&x, [0, 2]), (&yt, [2, 1])],
+                    |[a, b]| a * b,
+                ),
+                bits_of(
+                    &[m, n],
+                    [m, n, 1],
+                    2,
+                    [(&x, [0, 1]), (&y, [0, 1])],
+                    |[a, b]| a / b,
+                ),
+            ]
+        };
+        let chosen = runs();
+        BASELINE_ONLY.with(|flag| flag.set(true));
+        let baseline = runs();
+        BASELINE_ONLY.with(|flag| flag.set(false));
+        for (k, (chosen, baseline)) in chosen.iter().zip(&baseline).enumerate() {
+            assert_eq!(chosen, baseline, "nest {k}");
         }
     }
 
