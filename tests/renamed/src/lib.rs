@@ -1,5 +1,8 @@
-//! Every form of the macro, through the dependency `tdsl`: expansions that named
-//! `::tensor_dsl` would not compile here.
+//! A crate that depends on `tensor-dsl` under another name (`tdsl = { package = "tensor-dsl",
+//! .. }`): every form of the macro, through the dependency `tdsl`. Expansions that named
+//! `::tensor_dsl` would not compile here, so `cargo test --workspace` fails on one.
+
+#![cfg(test)]
 
 use tdsl::{tensor, try_tensor, ShapeError, Tensor};
 
@@ -8,7 +11,8 @@ fn project(w: &Tensor<f64>, x: &Tensor<f64>) -> Result<Tensor<f64>, ShapeError> 
     Ok(y)
 }
 
-fn main() {
+#[test]
+fn every_form_of_the_macro_names_the_renamed_dependency() {
     let a = Tensor::<f64>::from_fn([3, 4], |ix| (ix[0] * 4 + ix[1]) as f64);
     let x = Tensor::<f64>::from_fn([4], |ix| ix[0] as f64 + 1.0);
     let mut c = Tensor::<f64>::zeros([3]);
