@@ -11,7 +11,7 @@ use crate::operand::access::{stored_offset, stored_read, Mode};
 use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
 use super::step::Step;
-use super::transpose::{transpose_tile, transposes};
+use super::transpose::{fence, stream_run, transpose_tile, transposes};
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
@@ -39,6 +39,8 @@ pub fn evaluate<T: Element, const L: usize, const N: usize>(
 /// α · operand`, a copy when point-wise. A point-wise copy that transposes (its operand runs
 /// along one loop and the target along another) moves the elements through vector registers
 /// (`transpose_tile`) where α is one and the mode assigns: bit for bit the operand's elements.
+/// Such a copy into a target larger than the caches writes its contiguous runs around them
+/// (`stream_run`).
 /// The general path computes 1 · x, the same for every finite value; it would quiet a
 /// signalling NaN, and give a complex number with an infinite part a NaN part.
 #[inline]
@@ -79,7 +81,26 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     let injective = step.injective();
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
-    let mut order = loop_order(&extents, n_out, &target_strides, &operand_strides);
+    // Streamed only where the nest is point-wise and no two points write one element, so
+    // each streamed element is written once.
+    let stream = copy
+        && N == 1
+        && injective
+        && extents[n_out..].iter().all(|&extent| extent == 1)
+        && (target_bytes::<T>(&extents[..n_out]) >= STREAM_BYTES || stream_always());
+    // A streamed copy's stores go around the caches in whatever order they come; where the
+    // target and the operand share their unit-stride loop, the loops follow the operand's
+    // strides instead of the target's, so that the reads stream too.
+    let source_strides: [isize; L] =
+        std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
+    let shared_run = (0..n_out)
+        .any(|var| extents[var] > 1 && target_strides[var] == 1 && source_strides[var] == 1);
+    let order_strides = if stream && shared_run {
+        &source_strides
+    } else {
+        &target_strides
+    };
+    let mut order = loop_order(&extents, n_out, order_strides, &operand_strides);
     // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
     // statement's has them): the nest is point-wise, and runs as one with those loops first.
     let n_out = if extents[n_out..].iter().all(|&extent| extent == 1) {
@@ -97,6 +118,13 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     let extents: [usize; L] = std::array::from_fn(|k| extents[order[k]]);
     let target_strides: [isize; L] = std::array::from_fn(|k| target_strides[order[k]]);
     let operand_strides: [[isize; N]; L] = std::array::from_fn(|k| operand_strides[order[k]]);
+    // A point-wise nest's loops that continue one another in every access run as one loop:
+    // longer runs, the same points in the same order (nothing is summed to reorder).
+    let extents = if n_out == L && tiled.is_none() {
+        merged(extents, &target_strides, &operand_strides)
+    } else {
+        extents
+    };
     let nest = Nest {
         data: std::array::from_fn(|k| Source {
             data: operands[k].data,
@@ -107,6 +135,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
         alpha,
         body: &body,
         copy: copy && N == 1,
+        stream,
     };
     let start = Point {
         operands: std::array::from_fn(|k| operands[k].base),
@@ -206,6 +235,57 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     }
 }
 
+/// The extents of a point-wise nest (loops in execution order) with each loop that continues
+/// the next inner one in every access (the target's and each operand's stride along it are
+/// their stride along the inner loop times its extent) folded into that loop: the inner loop
+/// takes the product of the two extents and the outer one an extent of 1. The points, and
+/// the order they are visited in, are unchanged; runs get longer.
+fn merged<const L: usize, const N: usize>(
+    mut extents: [usize; L],
+    target_strides: &[isize; L],
+    operand_strides: &[[isize; N]; L],
+) -> [usize; L] {
+    let Some(mut inner) = L.checked_sub(1) else {
+        return extents;
+    };
+    for outer in (0..inner).rev() {
+        if extents[outer] == 1 {
+            // Walks nothing: no obstacle between the loops on either side.
+            continue;
+        }
+        let reach = isize::try_from(extents[inner]).ok();
+        let continues = |outer: isize, inner: isize| {
+            reach.and_then(|reach| reach.checked_mul(inner)) == Some(outer)
+        };
+        let product = extents[inner].checked_mul(extents[outer]);
+        if let (true, true, Some(product)) = (
+            continues(target_strides[outer], target_strides[inner]),
+            (0..N).all(|k| continues(operand_strides[outer][k], operand_strides[inner][k])),
+            product,
+        ) {
+            extents[inner] = product;
+            extents[outer] = 1;
+        } else {
+            inner = outer;
+        }
+    }
+    extents
+}
+
+// Heuristic: a copy whose target has at least this many bytes writes its contiguous runs
+// with non-temporal stores (`Nest::stream`): more than a machine like ours caches (8 MiB of
+// L3 for two cores), so the caches would only read each target line in before it is
+// overwritten, a third of a copy's traffic. Measured on 256³ f32 with plain stores: 0.64×
+// `copy_from_slice`, whose large copies stream.
+const STREAM_BYTES: usize = 8 << 20;
+
+/// The bytes of a nest's target, whose loops have these extents.
+fn target_bytes<T>(extents: &[usize]) -> usize {
+    extents.iter().fold(size_of::<T>(), |bytes, &extent| {
+        bytes.saturating_mul(extent)
+    })
+}
+
 // Heuristic: below about this many element visits, handing work to other threads costs more
 // than it saves.
 pub(crate) const PARALLEL_WORK: usize = 1 << 18;
@@ -237,9 +317,13 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     start: Point<N>,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && !baseline_only() {
+    let avx2 = std::arch::is_x86_feature_detected!("avx2") && !baseline_only();
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2 = false;
+    if avx2 {
+        #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 (just detected), all a function compiled for it needs.
-        return unsafe {
+        unsafe {
             run_nest_avx2(
                 nest,
                 tiled,
@@ -250,16 +334,21 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
                 start,
             )
         };
+    } else {
+        nest_from(
+            nest,
+            tiled,
+            n_out,
+            extents,
+            operand_strides,
+            target_strides,
+            start,
+        );
     }
-    nest_from(
-        nest,
-        tiled,
-        n_out,
-        extents,
-        operand_strides,
-        target_strides,
-        start,
-    );
+    if nest.stream {
+        // The streamed runs' stores (`Nest::write_run`), before the nest's part is done.
+        fence();
+    }
 }
 
 /// Whether this thread's loop nests must run the baseline compilation (a test comparing the
@@ -270,8 +359,16 @@ fn baseline_only() -> bool {
     false
 }
 
+/// Whether this thread streams every copy it may, whatever its size (a test of the streamed
+/// path on small tensors); never outside the tests.
+#[cfg(not(test))]
+#[inline(always)]
+fn stream_always() -> bool {
+    false
+}
+
 #[cfg(test)]
-use tests::baseline_only;
+use tests::{baseline_only, stream_always};
 
 /// [`nest_from`] compiled for AVX2.
 ///
@@ -687,6 +784,9 @@ struct Nest<'b, T, F, const N: usize> {
     body: &'b F,
     /// `body` returns its one operand's element unchanged.
     copy: bool,
+    /// A copy to an injective target larger than the caches: its contiguous runs go around
+    /// them (`stream_run`), fenced at the end of `run_nest`.
+    stream: bool,
 }
 
 // SAFETY: threads share a `Nest` only to run disjoint parts of one loop nest: split along a
@@ -1021,6 +1121,27 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         strides: &[isize; N],
         target_stride: isize,
     ) {
+        if let (true, 1, Some(&source), Some(&1)) = (
+            self.stream,
+            target_stride,
+            self.data.first(),
+            strides.first(),
+        ) {
+            let from = source.data.wrapping_offset(start.operands[0]);
+            let to = self.target.wrapping_offset(start.target);
+            if self.copies_exactly(source) && apart(from, [1, 0], to, [1, 0], [length, 1]) {
+                // SAFETY: both runs lie inside the nest, which the step proved in bounds (the
+                // source's for reads, the target's for writes), both contiguous, of an
+                // element type (no padding), and `apart` found no address in both. No later
+                // point touches the run's target elements (the target is injective, and the
+                // step proved that an operand sharing its memory reads each element at its
+                // own point: such runs are never apart), and `run_nest` fences once the
+                // nest's part is done, before anything else can.
+                if unsafe { stream_run(from, to, length) } {
+                    return;
+                }
+            }
+        }
         // Each arm passes the mode as a constant, so the inlined run is specialised for the two
         // common modes instead of branching on the mode at every element.
         match self.mode {
@@ -1210,9 +1331,18 @@ mod tests {
         BASELINE_ONLY.with(|flag| flag.get())
     }
 
+    std::thread_local! {
+        /// Set by a test on the thread that evaluates: its copies stream whatever their size.
+        static STREAM_ALWAYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    pub(super) fn stream_always() -> bool {
+        STREAM_ALWAYS.with(|flag| flag.get())
+    }
+
     use super::*;
     use crate::exec::step::Axis;
-    use crate::operand::access::{Operand, TargetAccess, TargetOwned};
+    use crate::operand::access::{Operand, TargetAccess, TargetOwned, TargetShared};
     use crate::tensor::Tensor;
 
     #[test]
@@ -1570,6 +1700,125 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn loops_that_continue_one_another_merge() {
+        // `c[i, j, k] = a[i, j, k]`, both contiguous: one loop of 24.
+        let contiguous = [[12], [4], [1]];
+        assert_eq!(merged([2, 3, 4], &[12, 4, 1], &contiguous), [1, 1, 24]);
+        // The operand continues only its last two loops, and a loop of one between changes
+        // nothing.
+        assert_eq!(
+            merged([2, 1, 3, 4], &[12, 12, 4, 1], &[[20], [5], [4], [1]]),
+            [2, 1, 1, 12]
+        );
+        // Transposed operand: nothing merges.
+        assert_eq!(merged([2, 3, 4], &[12, 4, 1], &[[1], [2], [6]]), [2, 3, 4]);
+        // Reversed in both, and an operand read along no loop: still continuous.
+        assert_eq!(merged([3, 4], &[-4, -1], &[[-4, 0], [-1, 0]]), [1, 12]);
+    }
+
+    /// A point-wise copy `c[..] = α · a[..]` through `copy`, the source's axes the target's
+    /// loops in `order`, into a target of its own or into a view of a wider tensor (rows out
+    /// of step with any alignment), against the source's elements, with 1 and 2 threads;
+    /// with `stream`, streamed whatever the size.
+    fn check_copy<T: Element + std::fmt::Debug>(
+        shape: [usize; 3],
+        value: fn(usize) -> T,
+        stream: bool,
+    ) {
+        let count: usize = shape.iter().product();
+        for order in [[0, 1, 2], [1, 0, 2], [2, 1, 0]] {
+            let source_shape = order.map(|loop_| shape[loop_]);
+            let a = Tensor::<T>::from_fn(source_shape, |ix| {
+                value(ix[0] * source_shape[1] * source_shape[2] + ix[1] * source_shape[2] + ix[2])
+            });
+            let expected = |point: [usize; 3]| {
+                let ix = order.map(|loop_| point[loop_]);
+                a.as_slice()
+                    [ix[0] * source_shape[1] * source_shape[2] + ix[1] * source_shape[2] + ix[2]]
+            };
+            let cases = [
+                (Mode::Assign, T::ONE, 2),
+                (Mode::Assign, T::ONE, 1),
+                (Mode::Add, T::ONE, 1),
+                (Mode::Assign, T::ONE.plus(T::ONE), 2),
+            ];
+            // Large tensors: the streamed case only.
+            let cases = if count > 1 << 16 { &cases[..1] } else { &cases };
+            for &(mode, alpha, threads) in cases {
+                for in_view in [false, true] {
+                    let wide = [shape[0], shape[1], shape[2] + in_view as usize];
+                    let mut c = Tensor::<T>::from_fn(wide, |ix| value(ix[2] + 7));
+                    let before = c.clone();
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .expect("a pool");
+                    pool.install(|| {
+                        STREAM_ALWAYS.with(|flag| flag.set(stream));
+                        let view = c.view_mut().slice_axis(2, wide[2] - shape[2]..wide[2]);
+                        let target = TargetShared::__tdsl_target(&view);
+                        let axes = order.map(Axis::Loop);
+                        copy(Step::new(
+                            target.at(&[Axis::Loop(0), Axis::Loop(1), Axis::Loop(2)]),
+                            mode,
+                            alpha,
+                            shape,
+                            3,
+                            [a.__tdsl_operand().at(&axes)],
+                        ));
+                        STREAM_ALWAYS.with(|flag| flag.set(false));
+                    });
+                    for at in 0..count {
+                        let point = [
+                            at / (shape[1] * shape[2]),
+                            at / shape[2] % shape[1],
+                            at % shape[2],
+                        ];
+                        let offset =
+                            (point[0] * wide[1] + point[1]) * wide[2] + point[2] + in_view as usize;
+                        let value = alpha.times(expected(point));
+                        let want = match mode {
+                            Mode::Add => before.as_slice()[offset].plus(value),
+                            _ => value,
+                        };
+                        assert_eq!(
+                            c.as_slice()[offset],
+                            want,
+                            "order {order:?}, {threads} threads, view {in_view}: {point:?}"
+                        );
+                    }
+                    if in_view {
+                        for row in 0..shape[0] * shape[1] {
+                            let offset = row * wide[2];
+                            assert_eq!(c.as_slice()[offset], before.as_slice()[offset]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_and_merged_copies_match_their_source() {
+        // Streamed (where the mode assigns with α = 1) in both element sizes the streamed
+        // stores take, and a real complex number (two four-byte parts), with runs shorter
+        // and longer than a vector, and not; integer values, so every copy is exact.
+        for stream in [true, false] {
+            check_copy::<f32>([7, 13, 33], |n| (n % 1009) as f32, stream);
+            check_copy::<f64>([3, 5, 9], |n| n as f64 - 7.0, stream);
+            check_copy::<crate::element::c32>(
+                [2, 3, 5],
+                |n| crate::element::c32::new(n as f32, 1.0),
+                stream,
+            );
+            check_copy::<i32>([1, 6, 2], |n| n as i32, stream);
+        }
+        // Past `STREAM_BYTES`: streamed by size.
+        const { assert!(130 * 130 * 131 * 4 > STREAM_BYTES) };
+        check_copy::<f32>([130, 130, 131], |n| (n % 1009) as f32, false);
     }
 
     #[test]

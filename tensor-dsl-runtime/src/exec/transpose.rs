@@ -1,6 +1,7 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the
 //! target, in blocks transposed in vector registers (AVX, detected at run time: 8 × 8 blocks
-//! of four-byte elements, 4 × 4 of eight-byte ones), the edges element by element. Invariant:
+//! of four-byte elements, 4 × 4 of eight-byte ones), the edges element by element; a run of a
+//! copy, contiguous on both sides → the target, around the caches (`stream_run`). Invariant:
 //! elements are moved as bytes, never computed on, so every element type of those sizes is
 //! copied exactly, and every element named is read once and written once.
 
@@ -55,6 +56,54 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
         }
     }
     true
+}
+
+/// Copies `length` elements from `source` to `target`, both contiguous, with non-temporal
+/// stores only: for a target larger than the caches, which would otherwise read each of its
+/// lines in before it is overwritten. Returns `false`, having touched nothing, where this
+/// CPU has no such stores (no AVX) for `T`'s size (four or eight bytes), or `target` is not
+/// aligned to it. The stores are not fenced, so that a line two runs share is still written
+/// whole: the caller calls [`fence`] once done.
+///
+/// # Safety
+/// The `length` elements from `source` must be valid for reads, those from `target` for
+/// writes, the two runs must not overlap, and `T` must have no padding bytes (as no element
+/// type has). This thread must call [`fence`] before it reads or writes the target's elements
+/// again or lets another thread see them (non-temporal stores are ordered by nothing else).
+pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, length: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
+    #[allow(clippy::manual_is_multiple_of)]
+    if std::arch::is_x86_feature_detected!("avx")
+        && matches!(size_of::<T>(), 4 | 8)
+        && target as usize % size_of::<T>() == 0
+    {
+        // SAFETY: the caller vouches for both runs, `length · size` bytes each, and for the
+        // bytes being initialized; the target is aligned to the element size (just checked),
+        // one of the two sizes `stream` takes; the CPU has AVX (just detected).
+        unsafe {
+            avx::stream(
+                source.cast(),
+                target.cast(),
+                length * size_of::<T>(),
+                size_of::<T>(),
+            )
+        };
+        return true;
+    }
+    let _ = (source, target, length);
+    false
+}
+
+/// Orders this thread's earlier `stream_run` stores before everything it does next.
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no precondition (SSE, which every x86-64 CPU has); older
+    // compilers still declare it unsafe.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
 }
 
 /// Whether `transpose_tile` copies tiles of `T` on this CPU.
@@ -156,6 +205,51 @@ mod avx {
                 }
             }
         }
+    }
+
+    /// Copies `bytes` bytes from `source` to `target` with non-temporal stores only (elements
+    /// of `size` bytes up to the target's first 32-byte boundary and after its last, 32-byte
+    /// vectors between), so no target line is both cached and streamed; unfenced.
+    ///
+    /// # Safety
+    /// Both runs must be valid (reads, writes) and initialized for `bytes` bytes and must not
+    /// overlap; `size` is 4 or 8, divides `bytes`, and `target` is aligned to it; the CPU
+    /// must have AVX; the caller fences as `stream_run` says.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn stream(source: *const u8, target: *mut u8, bytes: usize, size: usize) {
+        let head = ((32 - target as usize % 32) % 32).min(bytes);
+        let vectors = (bytes - head) / 32;
+        let tail = head + 32 * vectors;
+        let elements = |from: usize, to: usize| {
+            for at in (from..to).step_by(size) {
+                // SAFETY: byte offsets `from..to` step `size` are whole elements of both runs
+                // (`head` and `tail` are multiples of `size`, the target being aligned to
+                // it), initialized, so read as integers of that size; `movnti` needs no more
+                // alignment than that.
+                unsafe {
+                    if size == 4 {
+                        let value = source.add(at).cast::<i32>().read_unaligned();
+                        _mm_stream_si32(target.add(at).cast(), value);
+                    } else {
+                        let value = source.add(at).cast::<i64>().read_unaligned();
+                        _mm_stream_si64(target.add(at).cast(), value);
+                    }
+                }
+            }
+        };
+        elements(0, head);
+        for vector in 0..vectors {
+            let at = head + 32 * vector;
+            // SAFETY: 32 bytes of both runs, the target's on a 32-byte boundary as streaming
+            // vector stores need; a load and a store move bits unchanged.
+            unsafe {
+                _mm256_stream_ps(
+                    target.add(at).cast(),
+                    _mm256_loadu_ps(source.add(at).cast()),
+                )
+            };
+        }
+        elements(tail, bytes);
     }
 
     /// The whole 4 × 4 blocks of a tile of eight-byte elements (`transpose_tile`'s layout,
@@ -261,6 +355,48 @@ mod tests {
         check(|n| n as f64 * 0.25 - 3.0, -1.0);
         check(|n| [n as f32, -(n as f32)], [0.0; 2]);
         check(|n| 0x7ff0_0000_0000_0001 + n as u64, 0);
+    }
+
+    /// Runs of every length around a vector's, from every alignment of both sides, copied
+    /// exactly by `stream_run`, nothing around them touched.
+    #[test]
+    fn streamed_runs_are_copied_exactly() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+            let source: Vec<T> = (0..64).map(value).collect();
+            for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 40] {
+                for from in 0..4 {
+                    for to in 0..8 {
+                        let mut target = [blank; 64];
+                        // SAFETY: both runs lie in their buffers, which are distinct; the
+                        // element types have no padding; fenced before the target is read.
+                        let copied = unsafe {
+                            super::stream_run(
+                                source[from..].as_ptr(),
+                                target[to..].as_mut_ptr(),
+                                length,
+                            )
+                        };
+                        super::fence();
+                        for (at, &got) in target.iter().enumerate() {
+                            let expected = if copied && (to..to + length).contains(&at) {
+                                source[from + at - to]
+                            } else {
+                                blank
+                            };
+                            assert_eq!(got, expected, "length {length}, from {from}, to {to}");
+                        }
+                    }
+                }
+            }
+        }
+        check(|n| n as f32 + 0.5, -1.0);
+        // Bits no arithmetic would keep, signalling NaNs as `f32`, compared as integers.
+        check(|n| 0x7f80_0001 + n as u32, 0);
+        check(|n| n as f64 - 0.25, -1.0);
+        check(|n| [n as u16; 4], [0; 4]);
+        // Other sizes are left to the caller.
+        check(|n| n as u16, 0);
+        check(|n| [n as f64, 1.0], [0.0; 2]);
     }
 
     #[test]
