@@ -11,7 +11,7 @@ use crate::operand::access::{stored_offset, stored_read, Mode};
 use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
 use super::step::Step;
-use super::transpose::{fence, stream_run, transpose_tile, transposes};
+use super::transpose::{fence, stream_run, streams, transpose_tile, transposes};
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
@@ -19,9 +19,11 @@ use super::transpose::{fence, stream_run, transpose_tile, transposes};
 /// point (an empty sum is zero). Each operand's element at the current point is passed to
 /// `body` in order; `alpha` scales the sum once per point.
 ///
-/// The loops run in an order chosen from the strides (the smallest stride innermost), inner
-/// runs over unit strides are unchecked slices the compiler vectorizes, sums keep
-/// `LANES` partial sums, and a point-wise copy that reads across the target's rows is tiled.
+/// The loops run in an order chosen from the strides (the smallest stride innermost; a large
+/// copy follows its operand's where the two share that loop), point-wise loops that continue
+/// one another run as one, inner runs over unit strides are unchecked slices the compiler
+/// vectorizes, sums keep `LANES` partial sums, a point-wise copy that reads across the
+/// target's rows is tiled, and a large copy's runs are written around the caches.
 #[inline]
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
@@ -86,15 +88,30 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     let stream = copy
         && N == 1
         && injective
+        && matches!(step.mode(), Mode::Assign)
+        && step.alpha() == T::ONE
+        && operands.iter().all(|operand| !operand.part)
+        && streams::<T>()
         && extents[n_out..].iter().all(|&extent| extent == 1)
         && (target_bytes::<T>(&extents[..n_out]) >= STREAM_BYTES || stream_always());
     // A streamed copy's stores go around the caches in whatever order they come; where the
-    // target and the operand share their unit-stride loop, the loops follow the operand's
-    // strides instead of the target's, so that the reads stream too.
+    // target and the operand share their unit-stride loop, the operand's only one, and the
+    // operand walks every loop (no broadcast: its loop would sort innermost and be written a
+    // column at a time), the loops follow the operand's strides instead of the target's, so
+    // that the reads stream too.
     let source_strides: [isize; L] =
         std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
+    let walked = |var: usize| extents[var] > 1;
     let shared_run = (0..n_out)
-        .any(|var| extents[var] > 1 && target_strides[var] == 1 && source_strides[var] == 1);
+        .filter(|&var| walked(var))
+        .all(|var| source_strides[var] != 0)
+        && (0..n_out)
+            .filter(|&var| walked(var) && source_strides[var].unsigned_abs() == 1)
+            .eq((0..n_out).filter(|&var| {
+                walked(var) && target_strides[var] == 1 && source_strides[var] == 1
+            }))
+        && (0..n_out)
+            .any(|var| walked(var) && target_strides[var] == 1 && source_strides[var] == 1);
     let order_strides = if stream && shared_run {
         &source_strides
     } else {
@@ -791,7 +808,8 @@ struct Nest<'b, T, F, const N: usize> {
 
 // SAFETY: threads share a `Nest` only to run disjoint parts of one loop nest: split along a
 // target loop, so no element is written by two threads or read by one while another writes
-// it, or, for a scalar sum, split along a summed loop with each part writing only a local of
+// it (each part fences its streamed stores before it returns, see `run_nest`), or, for a
+// scalar sum, split along a summed loop with each part writing only a local of
 // its own (a copy of the `Nest` with its own target) and the shared target written once, on
 // the calling thread, after all parts have returned; the operands are only read.
 unsafe impl<T: Sync, F: Sync, const N: usize> Sync for Nest<'_, T, F, N> {}
@@ -1138,6 +1156,8 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 // own point: such runs are never apart), and `run_nest` fences once the
                 // nest's part is done, before anything else can.
                 if unsafe { stream_run(from, to, length) } {
+                    #[cfg(test)]
+                    tests::STREAMED_RUNS.with(|runs| runs.set(runs.get() + 1));
                     return;
                 }
             }
@@ -1338,6 +1358,11 @@ mod tests {
 
     pub(super) fn stream_always() -> bool {
         STREAM_ALWAYS.with(|flag| flag.get())
+    }
+
+    std::thread_local! {
+        /// How many runs this thread has streamed.
+        pub(super) static STREAMED_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     use super::*;
@@ -1756,8 +1781,9 @@ mod tests {
                         .num_threads(threads)
                         .build()
                         .expect("a pool");
-                    pool.install(|| {
+                    let streamed = pool.install(|| {
                         STREAM_ALWAYS.with(|flag| flag.set(stream));
+                        STREAMED_RUNS.with(|runs| runs.set(0));
                         let view = c.view_mut().slice_axis(2, wide[2] - shape[2]..wide[2]);
                         let target = TargetShared::__tdsl_target(&view);
                         let axes = order.map(Axis::Loop);
@@ -1770,7 +1796,18 @@ mod tests {
                             [a.__tdsl_operand().at(&axes)],
                         ));
                         STREAM_ALWAYS.with(|flag| flag.set(false));
+                        STREAMED_RUNS.with(|runs| runs.get())
                     });
+                    // Streamed where it may be: a plain copy (not transposed, which goes in
+                    // tiles) with one thread (the others count on their own threads).
+                    let may = (stream || count * size_of::<T>() >= STREAM_BYTES)
+                        && streams::<T>()
+                        && order != [2, 1, 0]
+                        && matches!(mode, Mode::Assign)
+                        && alpha == T::ONE;
+                    if threads == 1 {
+                        assert_eq!(streamed > 0, may, "order {order:?}, view {in_view}");
+                    }
                     for at in 0..count {
                         let point = [
                             at / (shape[1] * shape[2]),
@@ -1819,6 +1856,51 @@ mod tests {
         // Past `STREAM_BYTES`: streamed by size.
         const { assert!(130 * 130 * 131 * 4 > STREAM_BYTES) };
         check_copy::<f32>([130, 130, 131], |n| (n % 1009) as f32, false);
+    }
+
+    #[test]
+    fn streamed_broadcasts_match_their_source() {
+        // `c[i, j] = a[j]` and `c[i, j] = a[i]`, streamed: the operand's loop order would put
+        // the loop it does not walk innermost; the target's order is kept.
+        let a = Tensor::<f32>::from_fn([37], |ix| ix[0] as f32 + 0.5);
+        for along in [0, 1] {
+            let mut c = Tensor::<f32>::zeros([29, 37]);
+            let target = c.__tdsl_target();
+            STREAM_ALWAYS.with(|flag| flag.set(true));
+            STREAMED_RUNS.with(|runs| runs.set(0));
+            let axis = if along == 0 {
+                Axis::Loop(1)
+            } else {
+                Axis::Loop(0)
+            };
+            let a = if along == 0 {
+                a.clone()
+            } else {
+                Tensor::<f32>::from_fn([29], |ix| ix[0] as f32 - 3.0)
+            };
+            copy(Step::new(
+                target.at(&[Axis::Loop(0), Axis::Loop(1)]),
+                Mode::Assign,
+                1.0,
+                [29, 37],
+                2,
+                [a.__tdsl_operand().at(&[axis])],
+            ));
+            STREAM_ALWAYS.with(|flag| flag.set(false));
+            // `a[j]` streams its rows (the target's order kept); `a[i]` has no run to stream.
+            let streamed = STREAMED_RUNS.with(|runs| runs.get());
+            assert_eq!(
+                streamed > 0,
+                along == 0 && streams::<f32>(),
+                "along {along}"
+            );
+            for i in 0..29 {
+                for j in 0..37 {
+                    let want = a.as_slice()[if along == 0 { j } else { i }];
+                    assert_eq!(c[[i, j]], want, "along {along} at ({i}, {j})");
+                }
+            }
+        }
     }
 
     #[test]

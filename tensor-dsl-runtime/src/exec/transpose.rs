@@ -62,8 +62,8 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
 /// stores only: for a target larger than the caches, which would otherwise read each of its
 /// lines in before it is overwritten. Returns `false`, having touched nothing, where this
 /// CPU has no such stores (no AVX) for `T`'s size (four or eight bytes), or `target` is not
-/// aligned to it. The stores are not fenced, so that a line two runs share is still written
-/// whole: the caller calls [`fence`] once done.
+/// aligned to it. The stores are not fenced (a fence per run measured slower than plain
+/// stores on runs of 1 KB): the caller calls [`fence`] once done.
 ///
 /// # Safety
 /// The `length` elements from `source` must be valid for reads, those from `target` for
@@ -74,10 +74,7 @@ pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, lengt
     #[cfg(target_arch = "x86_64")]
     // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
     #[allow(clippy::manual_is_multiple_of)]
-    if std::arch::is_x86_feature_detected!("avx")
-        && matches!(size_of::<T>(), 4 | 8)
-        && target as usize % size_of::<T>() == 0
-    {
+    if streams::<T>() && target as usize % size_of::<T>() == 0 {
         // SAFETY: the caller vouches for both runs, `length · size` bytes each, and for the
         // bytes being initialized; the target is aligned to the element size (just checked),
         // one of the two sizes `stream` takes; the CPU has AVX (just detected).
@@ -95,7 +92,8 @@ pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, lengt
     false
 }
 
-/// Orders this thread's earlier `stream_run` stores before everything it does next.
+/// Orders this thread's earlier `stream_run` stores before its later stores (and, with them,
+/// before whatever hands the target on).
 pub(crate) fn fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `sfence` has no precondition (SSE, which every x86-64 CPU has); older
@@ -104,6 +102,15 @@ pub(crate) fn fence() {
     unsafe {
         std::arch::x86_64::_mm_sfence()
     };
+}
+
+/// Whether `stream_run` copies runs of `T` on this CPU (to a target aligned to `T`'s size).
+pub(crate) fn streams<T>() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        return matches!(size_of::<T>(), 4 | 8);
+    }
+    false
 }
 
 /// Whether `transpose_tile` copies tiles of `T` on this CPU.
@@ -377,6 +384,11 @@ mod tests {
                             )
                         };
                         super::fence();
+                        // Every run is streamed where the CPU can and the target is aligned
+                        // to the element's size.
+                        #[allow(clippy::manual_is_multiple_of)] // Rust 1.85
+                        let aligned = target[to..].as_ptr() as usize % size_of::<T>() == 0;
+                        assert_eq!(copied, super::streams::<T>() && aligned);
                         for (at, &got) in target.iter().enumerate() {
                             let expected = if copied && (to..to + length).contains(&at) {
                                 source[from + at - to]
