@@ -1754,7 +1754,15 @@ mod tests {
         stream: bool,
     ) {
         let count: usize = shape.iter().product();
-        for order in [[0, 1, 2], [1, 0, 2], [2, 1, 0]] {
+        let orders = [[1, 0, 2], [0, 1, 2], [2, 1, 0]];
+        // Large tensors (slow under the sanitizers): the order that streams with the
+        // operand's loop order only.
+        let orders = if count > 1 << 16 {
+            &orders[..1]
+        } else {
+            &orders
+        };
+        for &order in orders {
             let source_shape = order.map(|loop_| shape[loop_]);
             let a = Tensor::<T>::from_fn(source_shape, |ix| {
                 value(ix[0] * source_shape[1] * source_shape[2] + ix[1] * source_shape[2] + ix[2])
