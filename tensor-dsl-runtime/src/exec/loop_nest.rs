@@ -83,44 +83,31 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     let injective = step.injective();
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
+    // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
+    // statement's has them): such a nest is point-wise.
+    let point_wise = extents[n_out..].iter().all(|&extent| extent == 1);
     // Streamed only where the nest is point-wise and no two points write one element, so
     // each streamed element is written once.
     let stream = copy
         && N == 1
         && injective
-        && matches!(step.mode(), Mode::Assign)
-        && step.alpha() == T::ONE
+        && matches!(mode, Mode::Assign)
+        && alpha == T::ONE
         && operands.iter().all(|operand| !operand.part)
         && streams::<T>()
-        && extents[n_out..].iter().all(|&extent| extent == 1)
+        && point_wise
         && (target_bytes::<T>(&extents[..n_out]) >= STREAM_BYTES || stream_always());
-    // A streamed copy's stores go around the caches in whatever order they come; where the
-    // target and the operand share their unit-stride loop, the operand's only one, and the
-    // operand walks every loop (no broadcast: its loop would sort innermost and be written a
-    // column at a time), the loops follow the operand's strides instead of the target's, so
-    // that the reads stream too.
     let source_strides: [isize; L] =
         std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
-    let walked = |var: usize| extents[var] > 1;
-    let shared_run = (0..n_out)
-        .filter(|&var| walked(var))
-        .all(|var| source_strides[var] != 0)
-        && (0..n_out)
-            .filter(|&var| walked(var) && source_strides[var].unsigned_abs() == 1)
-            .eq((0..n_out).filter(|&var| {
-                walked(var) && target_strides[var] == 1 && source_strides[var] == 1
-            }))
-        && (0..n_out)
-            .any(|var| walked(var) && target_strides[var] == 1 && source_strides[var] == 1);
-    let order_strides = if stream && shared_run {
-        &source_strides
-    } else {
-        &target_strides
-    };
+    let order_strides =
+        if stream && reads_in_operand_order(&extents[..n_out], &target_strides, &source_strides) {
+            &source_strides
+        } else {
+            &target_strides
+        };
     let mut order = loop_order(&extents, n_out, order_strides, &operand_strides);
-    // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
-    // statement's has them): the nest is point-wise, and runs as one with those loops first.
-    let n_out = if extents[n_out..].iter().all(|&extent| extent == 1) {
+    // A point-wise nest with summed loops runs as one with those loops first.
+    let n_out = if point_wise {
         sort_loops(&mut order, &|var| extents[var] > 1);
         L
     } else {
@@ -250,6 +237,30 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     } else {
         run(extents, start);
     }
+}
+
+/// Whether a streamed copy's loops (target loops with these extents) follow the operand's
+/// strides instead of the target's: a streamed copy's stores go around the caches in
+/// whatever order they come, so its reads may stream too, where the target and the operand
+/// share their unit-stride loop, it is the operand's only one, and the operand walks every
+/// loop (a loop it broadcasts along would sort innermost and be written a column at a time).
+fn reads_in_operand_order(
+    extents: &[usize],
+    target_strides: &[isize],
+    source_strides: &[isize],
+) -> bool {
+    let walked = |var: &usize| extents[*var] > 1;
+    let mut units = (0..extents.len())
+        .filter(walked)
+        .filter(|&var| source_strides[var].unsigned_abs() == 1);
+    let shared = matches!(
+        (units.next(), units.next()),
+        (Some(var), None) if source_strides[var] == 1 && target_strides[var] == 1
+    );
+    shared
+        && (0..extents.len())
+            .filter(walked)
+            .all(|var| source_strides[var] != 0)
 }
 
 /// The extents of a point-wise nest (loops in execution order) with each loop that continues

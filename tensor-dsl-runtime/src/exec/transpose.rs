@@ -77,7 +77,7 @@ pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, lengt
     if streams::<T>() && target as usize % size_of::<T>() == 0 {
         // SAFETY: the caller vouches for both runs, `length · size` bytes each, and for the
         // bytes being initialized; the target is aligned to the element size (just checked),
-        // one of the two sizes `stream` takes; the CPU has AVX (just detected).
+        // one of the two sizes `stream` takes; the CPU has AVX (`streams` detected it).
         unsafe {
             avx::stream(
                 source.cast(),
@@ -216,7 +216,7 @@ mod avx {
 
     /// Copies `bytes` bytes from `source` to `target` with non-temporal stores only (elements
     /// of `size` bytes up to the target's first 32-byte boundary and after its last, 32-byte
-    /// vectors between), so no target line is both cached and streamed; unfenced.
+    /// vectors between), so the run mixes no cached store into a streamed line; unfenced.
     ///
     /// # Safety
     /// Both runs must be valid (reads, writes) and initialized for `bytes` bytes and must not
