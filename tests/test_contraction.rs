@@ -540,3 +540,126 @@ fn gemm_split_across_threads() {
     });
     assert_close(&z, &expected, 1e-4);
 }
+
+/// Small summing statements run as written-out loops that take the target's last index in
+/// chunks of eight and four points, then one at a time. Each point still sums its terms in
+/// order, so every result equals, bit for bit, a sequential sum in the statement's element
+/// type: at every width around the chunks, over operands that step along that index by one,
+/// by a row (`b[j, k]`), by two axes at once (`e[j, j, k]`), not at all (`d[k]`), or past a
+/// fixed position, into every mode, for real, complex and integer elements, on tensors and
+/// on nested arrays.
+#[test]
+fn small_sums_in_chunks_equal_sequential_sums() {
+    use tensor_dsl::c32;
+    fn sequential<T: Copy + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
+        zero: T,
+        terms: impl Iterator<Item = (T, T)>,
+    ) -> T {
+        terms.fold(zero, |sum, (x, y)| sum + x * y)
+    }
+    let (m, l) = (3, 5);
+    for n in [1, 3, 4, 5, 7, 8, 9, 12, 13, 17] {
+        let a = data::<f32>(&[m, l], 0);
+        let b = data::<f32>(&[l, n], 1);
+        let bt = data::<f32>(&[n, l], 2);
+        let d = data::<f32>(&[l], 3);
+        let e = data::<f32>(&[n, n, l], 4);
+        let f = data::<f32>(&[l, 2, n], 5);
+        let old = data::<f32>(&[m, n], 6);
+        let g = |t: &Tensor<f32>, ix: &[usize]| t.get(ix).copied().unwrap();
+        let expect =
+            |value: &dyn Fn(usize, usize) -> f32| Tensor::from_fn([m, n], |ix| value(ix[0], ix[1]));
+        let seq = |i: usize, y: &dyn Fn(usize) -> f32| {
+            sequential(0.0f32, (0..l).map(|k| (g(&a, &[i, k]), y(k))))
+        };
+
+        let mut c = Tensor::<f32>::zeros([m, n]);
+        tensor! { c[i, j] = a[i, k] * b[k, j]; }
+        assert_eq!(
+            c,
+            expect(&|i, j| seq(i, &|k| g(&b, &[k, j]))),
+            "a b, n = {n}"
+        );
+
+        let mut c = old.clone();
+        tensor! { c[i, j] += 2.0 * a[i, k] * bt[j, k]; }
+        let plus = |i: usize, j: usize| g(&old, &[i, j]) + 2.0 * seq(i, &|k| g(&bt, &[j, k]));
+        assert_eq!(c, expect(&plus), "+= 2 a b^T, n = {n}");
+
+        let mut c = old.clone();
+        tensor! { c[i, j] = 0.5 * c[i, j] + a[i, k] * d[k] * e[j, j, k]; }
+        let scaled = |i: usize, j: usize| {
+            0.5 * g(&old, &[i, j]) + seq(i, &|k| g(&d, &[k]) * g(&e, &[j, j, k]))
+        };
+        let got = c.clone();
+        // Both the scale and the product's grouping are the compiler's: compare closely
+        // here, exactly below.
+        assert_close(&got, &expect(&scaled).map(|x| f64::from(*x)), 1e-6);
+
+        let mut c = Tensor::<f32>::zeros([m, n]);
+        tensor! { c[i, j] = a[i, k] * f[k, 1, j]; }
+        assert_eq!(
+            c,
+            expect(&|i, j| seq(i, &|k| g(&f, &[k, 1, j]))),
+            "fixed, n = {n}"
+        );
+
+        tensor! { let s[j] = f[k, i, j]; }
+        let sums = Tensor::from_fn([n], |ix| {
+            (0..l).fold(0.0f32, |sum, k| {
+                (0..2).fold(sum, |sum, i| sum + g(&f, &[k, i, ix[0]]))
+            })
+        });
+        assert_eq!(s, sums, "sums, n = {n}");
+
+        let ca = Tensor::from_fn([m, l], |ix| c32::new(g(&a, ix), g(&d, &[ix[1]])));
+        let cb = Tensor::from_fn([l, n], |ix| c32::new(g(&b, ix), -g(&b, ix)));
+        tensor! { let cc[i, j] = ca[i, k] * cb[k, j]; }
+        let complex = Tensor::from_fn([m, n], |ix| {
+            sequential(
+                c32::new(0.0, 0.0),
+                (0..l).map(|k| {
+                    (
+                        ca.get(&[ix[0], k]).copied().unwrap(),
+                        cb.get(&[k, ix[1]]).copied().unwrap(),
+                    )
+                }),
+            )
+        });
+        assert_eq!(cc, complex, "complex, n = {n}");
+
+        let ia = Tensor::from_fn([m, l], |ix| (ix[0] * 7 + ix[1] * 3) as i32 - 9);
+        let ib = Tensor::from_fn([l, n], |ix| (ix[0] * 5 + ix[1] * 11) as i32 % 13 - 6);
+        tensor! { let ic[i, j] = ia[i, k] * ib[k, j]; }
+        let integer = Tensor::from_fn([m, n], |ix| {
+            sequential(
+                0i32,
+                (0..l).map(|k| {
+                    (
+                        ia.get(&[ix[0], k]).copied().unwrap(),
+                        ib.get(&[k, ix[1]]).copied().unwrap(),
+                    )
+                }),
+            )
+        });
+        assert_eq!(ic, integer, "integer, n = {n}");
+    }
+
+    // Nested arrays: twelve points a row (a chunk of eight, one of four) and nine (eight, one).
+    fn arrays<const N: usize>() {
+        let a: [[f64; 5]; 3] =
+            std::array::from_fn(|i| std::array::from_fn(|k| (i * 5 + k) as f64 * 0.37 - 1.0));
+        let b: [[f64; N]; 5] =
+            std::array::from_fn(|k| std::array::from_fn(|j| (k * N + j) as f64 * 0.11 - 0.5));
+        let mut c = [[1.0f64; N]; 3];
+        tensor! { c[i, j] -= a[i, k] * b[k, j]; }
+        for i in 0..3 {
+            for j in 0..N {
+                let sum = (0..5).fold(0.0, |sum, k| sum + a[i][k] * b[k][j]);
+                assert_eq!(c[i][j], 1.0 - sum, "arrays, N = {N}");
+            }
+        }
+    }
+    arrays::<12>();
+    arrays::<9>();
+}

@@ -90,6 +90,11 @@ pub const SMALL_STEP_POINTS: usize = 4096;
 /// proving a step and dispatching it to a kernel costs more than the kernel saves.
 pub const SMALL_DYNAMIC_STEP_POINTS: usize = 512;
 
+/// Whether the written-out loops of a summing step take the target's last loop in chunks of
+/// points (independent sums the compiler keeps in vector lanes) before the points left one at
+/// a time. Not in unoptimized builds: there a chunk is no faster, only more code to compile.
+pub const CHUNKED_SUMS: bool = !cfg!(tdsl_unoptimized);
+
 /// Whether a step over `extents` is small enough for written-out loops (see
 /// [`SMALL_STEP_POINTS`]; `is_static`: every tensor of the statement has static extents).
 #[inline(always)]

@@ -215,7 +215,10 @@ struct StepParts {
     target_position: Vec<TokenStream>,
     /// Each operand read, bound to the loops (`handle.at(axes)`), and loaded at a point.
     operands: Vec<TokenStream>,
-    loads: Vec<TokenStream>,
+    loads: Vec<Load>,
+    /// Which of the target's axes hold its last loop, the one the written-out loops of a
+    /// summing step take in chunks (`chunk`).
+    target_along: Vec<bool>,
     /// Each operand's elements as one run, when the step is point-wise and every access has
     /// the target's indices in the target's order (`DenseTarget::pointwise`).
     runs: Option<Vec<TokenStream>>,
@@ -228,6 +231,41 @@ struct StepParts {
     body: TokenStream,
     /// The body is the step's one operand, unchanged (`__private::copy`).
     copy: bool,
+}
+
+/// The chunk widths, widest first, in which the written-out loops of a summing step take
+/// the target's last loop before its last points one at a time. Measured on `Tensor<f32>`
+/// products, one thread, baseline x86-64: 8 × 8 took 290 ns in chunks of eight against 413
+/// in chunks of four and 840 one point at a time; 4 × 4, 127 ns in a chunk of four against
+/// 180 in one of eight (lanes past the extent computed and dropped) and 172 one at a time.
+const CHUNKS: [usize; 2] = [8, 4];
+
+/// An operand's element as the written-out loops load it: its dense access, the position on
+/// each axis at a point, and which axes hold the target's last loop.
+struct Load {
+    access: Ident,
+    index: Vec<TokenStream>,
+    along: Vec<bool>,
+}
+
+impl Load {
+    /// The element at the current point (`DenseAccess::load`).
+    fn at_point(&self) -> TokenStream {
+        let Load { access, index, .. } = self;
+        hygienic!(#access.load([#(#index),*]))
+    }
+
+    /// The elements at `lanes` points from the current one along the target's last loop
+    /// (`DenseAccess::load_chunk`).
+    fn chunk(&self, lanes: usize) -> TokenStream {
+        let Load {
+            access,
+            index,
+            along,
+        } = self;
+        let rank = index.len();
+        hygienic!(#access.load_chunk::<#rank, #lanes>([#(#index),*], [#(#along),*], #lanes))
+    }
 }
 
 impl StatementEmitter<'_> {
@@ -719,7 +757,15 @@ impl StatementEmitter<'_> {
                 .collect()
         };
         let mut operands: Vec<TokenStream> = Vec::new();
-        let mut loads: Vec<TokenStream> = Vec::new();
+        let mut loads: Vec<Load> = Vec::new();
+        // The axes that hold the target's last loop: a chunk of the written-out loops moves
+        // them together.
+        let along = |slots: &[Slot]| -> Vec<bool> {
+            slots
+                .iter()
+                .map(|slot| matches!(slot, Slot::Var(var) if lhs_vars.last() == Some(&var)))
+                .collect()
+        };
         let mut reads: Vec<(Ident, TokenStream)> = Vec::new();
         // One offset is one point in every access only if each has the target's indices, in
         // its order, none fixed or repeated.
@@ -743,7 +789,11 @@ impl StatementEmitter<'_> {
             });
             let index = position(&access.slots);
             let checked = dense_handle(&handle);
-            loads.push(hygienic!(#checked.load([#(#index),*])));
+            loads.push(Load {
+                access: checked.clone(),
+                index,
+                along: along(&access.slots),
+            });
             if access.slots != lhs {
                 runs = None;
             }
@@ -810,6 +860,7 @@ impl StatementEmitter<'_> {
             extents: loops.iter().map(|var| self.extent(var).clone()).collect(),
             target_axes: axes(lhs),
             target_position: position(lhs),
+            target_along: along(lhs),
             operands,
             loads,
             runs,
@@ -899,6 +950,7 @@ impl StatementEmitter<'_> {
             n_out,
             extents,
             target_position,
+            target_along,
             loads,
             runs,
             alpha,
@@ -916,34 +968,112 @@ impl StatementEmitter<'_> {
                 }
             };
         }
-        let elements = (!loads.is_empty()).then(|| hygienic!(let __x = [#(#loads),*];));
-        let value = if n_out == n_loops {
-            hygienic! {
-                #elements
-                let __sum = #body;
+        let loads_at_point: Vec<TokenStream> = loads.iter().map(Load::at_point).collect();
+        let elements = (!loads.is_empty()).then(|| hygienic!(let __x = [#(#loads_at_point),*];));
+        // A summing step over operands takes the target's last loop in chunks, then one point
+        // at a time: both read the body as one closure, so it is type-checked once.
+        let chunked = n_out > 0 && n_out < n_loops && !loads.is_empty();
+        let value_at = |x: TokenStream| {
+            if chunked {
+                hygienic!(__body(#x))
+            } else {
+                body.clone()
             }
-        } else {
-            let mut summed = hygienic! {
-                #elements
-                __sum = #p::Element::plus(__sum, #body);
+        };
+        // The target's points, the last target loop innermost, each point's sum in full.
+        let points = |outer: usize| {
+            let value = if n_out == n_loops {
+                hygienic! {
+                    #elements
+                    let __sum = #body;
+                }
+            } else {
+                let value = value_at(hygienic!(__x));
+                let mut summed = hygienic! {
+                    #elements
+                    __sum = #p::Element::plus(__sum, #value);
+                };
+                for k in (n_out..n_loops).rev() {
+                    let var = hidden_numbered("__l", k);
+                    summed = hygienic!(for #var in 0..__ext[#k] { #summed });
+                }
+                hygienic! {
+                    let mut __sum = __zero;
+                    #summed
+                }
             };
-            for k in (n_out..n_loops).rev() {
+            let mut nest = hygienic! {
+                #value
+                __dense_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
+            };
+            for k in (outer..n_out).rev() {
                 let var = hidden_numbered("__l", k);
-                summed = hygienic!(for #var in 0..__ext[#k] { #summed });
+                nest = hygienic!(for #var in 0..__ext[#k] { #nest });
+            }
+            nest
+        };
+        let nest = if !chunked {
+            points(0)
+        } else {
+            // A summing step's innermost target loop in chunks of `CHUNKS` points, then one
+            // point at a time: each chunk's sums are independent chains the compiler keeps in
+            // vector lanes, where one point's sum alone is a chain of dependent additions.
+            // Each point still sums its terms in the same order.
+            let last = n_out - 1;
+            let var = hidden_numbered("__l", last);
+            let n_loads = loads.len();
+            let chunks = CHUNKS.iter().map(|&lanes| {
+                let loads = loads.iter().map(|load| load.chunk(lanes));
+                let lane = (0..n_loads).map(|k| hygienic!(__xs[#k][__u]));
+                let value = value_at(hygienic!([#(#lane),*]));
+                let along = target_along;
+                let mut summed = hygienic! {
+                    let __xs = [#(#loads),*];
+                    for __u in 0..#lanes {
+                        __sums[__u] = #p::Element::plus(__sums[__u], #value);
+                    }
+                };
+                for k in (n_out..n_loops).rev() {
+                    let var = hidden_numbered("__l", k);
+                    summed = hygienic!(for #var in 0..__ext[#k] { #summed });
+                }
+                hygienic! {
+                    while #var + #lanes <= __ext[#last] {
+                        let mut __sums = [__zero; #lanes];
+                        #summed
+                        __dense_target.update_chunk(
+                            [#(#target_position),*],
+                            [#(#along),*],
+                            #lanes,
+                            __mode,
+                            __sums.map(|__s| #p::Element::times(__alpha, __s)),
+                        );
+                        #var += #lanes;
+                    }
+                }
+            });
+            let rest = points(n_out);
+            let narrowest = CHUNKS[CHUNKS.len() - 1];
+            let mut nest = hygienic! {
+                let mut __chunked = 0usize;
+                if #p::CHUNKED_SUMS && __ext[#last] >= #narrowest {
+                    let mut #var = 0usize;
+                    #(#chunks)*
+                    __chunked = #var;
+                }
+                for #var in __chunked..__ext[#last] {
+                    #rest
+                }
+            };
+            for k in (0..last).rev() {
+                let var = hidden_numbered("__l", k);
+                nest = hygienic!(for #var in 0..__ext[#k] { #nest });
             }
             hygienic! {
-                let mut __sum = __zero;
-                #summed
+                let __body = |__x: [_; #n_loads]| #body;
+                #nest
             }
         };
-        let mut nest = hygienic! {
-            #value
-            __dense_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
-        };
-        for k in (0..n_out).rev() {
-            let var = hidden_numbered("__l", k);
-            nest = hygienic!(for #var in 0..__ext[#k] { #nest });
-        }
         hygienic! {
             {
                 let __ext = [#(#extents),*];

@@ -129,6 +129,40 @@ impl DenseShape {
         }
         (E::STATIC || offset < self.elements).then_some(offset)
     }
+
+    /// The offset of lane 0 of a chunk (see [`DenseAccess::load_chunk`]) and how far each
+    /// lane moves it, if `width` is 1 to `lanes`, lane 0's index passes
+    /// [`offset`](Self::offset) and the last lane's offset, computed without overflow, is
+    /// below the element count. Every lane's offset lies between those two (a lane moves the
+    /// marked positions by its number, each stride being non-negative), so it is one of the
+    /// access's own elements.
+    #[inline(always)]
+    fn chunk<E: ExtentsType, const R: usize>(
+        &self,
+        index: [usize; R],
+        along: [bool; R],
+        width: usize,
+        lanes: usize,
+    ) -> Option<(usize, usize)> {
+        if width == 0 || width > lanes {
+            return None;
+        }
+        let first = self.offset::<E, R>(index)?;
+        // `offset` proved `R` is the access's rank (at most `MAX_STATIC_RANK`).
+        let mut step = 0usize;
+        for (axis, &moves) in along.iter().enumerate() {
+            if moves {
+                let stride = if E::STATIC {
+                    E::STRIDES[axis]
+                } else {
+                    self.strides[axis]
+                };
+                step = step.checked_add(stride)?;
+            }
+        }
+        let last = first.checked_add((width - 1).checked_mul(step)?)?;
+        (last < self.elements).then_some((first, step))
+    }
 }
 
 impl<'a, T> Access<'a, T> {
@@ -202,6 +236,37 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
         // the type is not `Send`: one thread uses it.
         unsafe { self.data.add(offset).read() }
     }
+
+    /// `W` elements from `index`, lane `u` at the index whose positions `along` marks are
+    /// moved `u` further, for `u` below `width`; the lanes from `width` on repeat lane
+    /// `width - 1` (so a body run on them computes what it computes on that lane, and the
+    /// caller drops their results). `width` must be 1 to `W` and every lane's index inside
+    /// the layout, else it panics.
+    #[inline(always)]
+    pub fn load_chunk<const R: usize, const W: usize>(
+        &self,
+        index: [usize; R],
+        along: [bool; R],
+        width: usize,
+    ) -> [T; W] {
+        let Some((first, step)) = self.shape.chunk::<E, R>(index, along, width, W) else {
+            panic!("tensor-dsl bug: a written-out loop read outside its operand")
+        };
+        // SAFETY: `chunk` checked that the offsets of the first and the last lane, `first`
+        // and `first + (width - 1)·step`, are both the access's own (below `elements`, and
+        // for a static `E` each position inside its axis); the offsets between lie between
+        // them, and `min(u, width - 1)` keeps every lane to those. The values are valid for
+        // reads as in `load`.
+        if step == 0 {
+            [unsafe { self.data.add(first).read() }; W]
+        } else if step == 1 && width == W {
+            unsafe { self.data.add(first).cast::<[T; W]>().read_unaligned() }
+        } else {
+            std::array::from_fn(|u| unsafe {
+                self.data.add(first + u.min(width - 1) * step).read()
+            })
+        }
+    }
 }
 
 impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
@@ -225,6 +290,38 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
                 Mode::Scale(beta) => beta.times(slot.read()).plus(value),
             };
             slot.write(combined);
+        }
+    }
+
+    /// Combines lane `u` of `values` into the element of lane `u` of the chunk at `index`
+    /// (see [`DenseAccess::load_chunk`]) as `mode` says, for each `u` below `width`; the
+    /// other lanes are dropped. A `width` outside 1 to `W`, or a lane outside the layout,
+    /// panics before anything is written.
+    #[inline(always)]
+    pub fn update_chunk<const R: usize, const W: usize>(
+        &self,
+        index: [usize; R],
+        along: [bool; R],
+        width: usize,
+        mode: Mode<T>,
+        values: [T; W],
+    ) {
+        let Some((first, step)) = self.shape.chunk::<E, R>(index, along, width, W) else {
+            panic!("tensor-dsl bug: a written-out loop wrote outside its target")
+        };
+        for (u, value) in values.into_iter().enumerate().take(width) {
+            // SAFETY: lane `u < width` is at `first + u·step`, one of the target's own
+            // elements (`chunk`), valid for reads and writes on this thread as in `update`.
+            unsafe {
+                let slot = self.data.add(first + u * step);
+                let combined = match mode {
+                    Mode::Assign => value,
+                    Mode::Add => slot.read().plus(value),
+                    Mode::Scale(beta) if beta == T::ZERO => value,
+                    Mode::Scale(beta) => beta.times(slot.read()).plus(value),
+                };
+                slot.write(combined);
+            }
         }
     }
 
@@ -407,6 +504,83 @@ mod tests {
             .as_dense(StaticLayout::<Extents2<2, 3>>::OF)
             .unwrap();
         fixed.load([2, 0]);
+    }
+
+    #[test]
+    fn chunks_load_and_update_the_lanes_along_their_axes() {
+        let tensor = Tensor::from_fn([4, 5], |ix| (ix[0] * 10 + ix[1]) as f64);
+        let dense = tensor
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[4, 5]))
+            .unwrap();
+        // Along the last axis (stride 1), the first axis (stride 5), both (the diagonal) and
+        // neither (every lane the same element).
+        let row: [f64; 4] = dense.load_chunk([2, 1], [false, true], 4);
+        assert_eq!(row, [21.0, 22.0, 23.0, 24.0]);
+        let column: [f64; 4] = dense.load_chunk([0, 3], [true, false], 4);
+        assert_eq!(column, [3.0, 13.0, 23.0, 33.0]);
+        let diagonal: [f64; 4] = dense.load_chunk([0, 0], [true, true], 4);
+        assert_eq!(diagonal, [0.0, 11.0, 22.0, 33.0]);
+        let same: [f64; 4] = dense.load_chunk([3, 2], [false, false], 4);
+        assert_eq!(same, [32.0; 4]);
+        // Fewer lanes than the chunk's: the rest repeat the last one.
+        let short: [f64; 4] = dense.load_chunk([1, 3], [false, true], 2);
+        assert_eq!(short, [13.0, 14.0, 14.0, 14.0]);
+        // A static layout, and a static target updated by every mode.
+        let array = [[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let fixed = array
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Extents2<2, 3>>::OF)
+            .unwrap();
+        let lanes: [f64; 2] = fixed.load_chunk([1, 1], [false, true], 2);
+        assert_eq!(lanes, [5.0, 6.0]);
+        let mut c = [[1.0f64; 3]; 2];
+        {
+            let access = c.__tdsl_target();
+            let target = access.as_dense(StaticLayout::<Extents2<2, 3>>::OF).unwrap();
+            target.update_chunk([0, 0], [false, true], 3, Mode::Assign, [2.0, 3.0, 4.0, 9.0]);
+            target.update_chunk([1, 0], [false, true], 2, Mode::Add, [1.0, 2.0]);
+            target.update_chunk([1, 2], [true, false], 1, Mode::Scale(3.0), [1.0, 7.0]);
+            // β = 0 does not read the target: a NaN there stays out.
+            target.update([1, 1], Mode::Assign, f64::NAN);
+            target.update_chunk([1, 1], [false, true], 1, Mode::Scale(0.0), [5.0]);
+        }
+        assert_eq!(c, [[2.0, 3.0, 4.0], [2.0, 5.0, 4.0]]);
+    }
+
+    #[test]
+    #[should_panic(expected = "read outside its operand")]
+    fn a_chunk_past_its_layout_panics() {
+        let tensor = Tensor::<f64>::zeros([2, 3]);
+        let dense = tensor
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .unwrap();
+        // Lanes 0 and 1 are in the row, lane 2 would be the next row's first, lane 3 past the
+        // tensor.
+        let _: [f64; 4] = dense.load_chunk([1, 1], [false, true], 4);
+    }
+
+    #[test]
+    #[should_panic(expected = "read outside its operand")]
+    fn a_chunk_of_no_lanes_panics() {
+        let tensor = Tensor::<f64>::zeros([2, 3]);
+        let dense = tensor
+            .__tdsl_operand()
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .unwrap();
+        let _: [f64; 4] = dense.load_chunk([0, 0], [false, true], 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "wrote outside its target")]
+    fn a_chunk_wider_than_its_lanes_panics_before_writing() {
+        let mut c = Tensor::<f64>::zeros([2, 3]);
+        let access = c.__tdsl_target();
+        let target = access
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .unwrap();
+        target.update_chunk([0, 0], [false, true], 3, Mode::Assign, [1.0, 2.0]);
     }
 
     #[test]
