@@ -269,6 +269,25 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     }
 }
 
+/// Combines `value` into the element at `slot` as `mode` says (β = 0 does not read it).
+///
+/// # Safety
+///
+/// `slot` is valid for reads and writes, and no other thread uses it meanwhile.
+#[inline(always)]
+unsafe fn combine<T: Element>(slot: *mut T, mode: Mode<T>, value: T) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        let combined = match mode {
+            Mode::Assign => value,
+            Mode::Add => slot.read().plus(value),
+            Mode::Scale(beta) if beta == T::ZERO => value,
+            Mode::Scale(beta) => beta.times(slot.read()).plus(value),
+        };
+        slot.write(combined);
+    }
+}
+
 impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// Combines `value` into the element at `index` as `mode` says (β = 0 does not read it).
     /// An index outside the layout panics.
@@ -281,16 +300,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         // target's own, valid for reads and writes while its (exclusive or writable-view)
         // borrow lives, and only this thread uses them (the type is neither `Send` nor
         // `Sync`).
-        unsafe {
-            let slot = self.data.add(offset);
-            let combined = match mode {
-                Mode::Assign => value,
-                Mode::Add => slot.read().plus(value),
-                Mode::Scale(beta) if beta == T::ZERO => value,
-                Mode::Scale(beta) => beta.times(slot.read()).plus(value),
-            };
-            slot.write(combined);
-        }
+        unsafe { combine(self.data.add(offset), mode, value) }
     }
 
     /// Combines lane `u` of `values` into the element of lane `u` of the chunk at `index`
@@ -312,16 +322,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         for (u, value) in values.into_iter().enumerate().take(width) {
             // SAFETY: lane `u < width` is at `first + u·step`, one of the target's own
             // elements (`chunk`), valid for reads and writes on this thread as in `update`.
-            unsafe {
-                let slot = self.data.add(first + u * step);
-                let combined = match mode {
-                    Mode::Assign => value,
-                    Mode::Add => slot.read().plus(value),
-                    Mode::Scale(beta) if beta == T::ZERO => value,
-                    Mode::Scale(beta) => beta.times(slot.read()).plus(value),
-                };
-                slot.write(combined);
-            }
+            unsafe { combine(self.data.add(first + u * step), mode, value) }
         }
     }
 
@@ -549,27 +550,22 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "read outside its operand")]
-    fn a_chunk_past_its_layout_panics() {
+    fn chunks_past_their_layout_or_of_no_lanes_panic() {
         let tensor = Tensor::<f64>::zeros([2, 3]);
         let dense = tensor
             .__tdsl_operand()
             .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
             .unwrap();
-        // Lanes 0 and 1 are in the row, lane 2 would be the next row's first, lane 3 past the
-        // tensor.
-        let _: [f64; 4] = dense.load_chunk([1, 1], [false, true], 4);
-    }
-
-    #[test]
-    #[should_panic(expected = "read outside its operand")]
-    fn a_chunk_of_no_lanes_panics() {
-        let tensor = Tensor::<f64>::zeros([2, 3]);
-        let dense = tensor
-            .__tdsl_operand()
-            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
-            .unwrap();
-        let _: [f64; 4] = dense.load_chunk([0, 0], [false, true], 0);
+        // From [1, 1], lanes 0 and 1 are in the row, lane 2 would be the next row's first and
+        // lane 3 past the tensor; a chunk of no lanes has no last lane to check.
+        for (index, width) in [([1, 1], 4), ([1, 0], 4), ([0, 0], 0)] {
+            let load = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _: [f64; 4] = dense.load_chunk(index, [false, true], width);
+            }));
+            let message = load.expect_err("the chunk is refused");
+            let message = message.downcast_ref::<&str>().copied().unwrap_or_default();
+            assert!(message.contains("read outside its operand"), "{message}");
+        }
     }
 
     #[test]
