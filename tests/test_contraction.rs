@@ -547,7 +547,8 @@ fn gemm_split_across_threads() {
 /// type: at every width around the chunks, over operands that step along that index by one,
 /// by a row (`b[j, k]`), by two axes at once (`e[j, j, k]`), not at all (`d[k]`), or past a
 /// fixed position, into every mode, for real, complex and integer elements, on tensors and
-/// on nested arrays.
+/// on nested arrays. The chunks run where the runtime is optimized (CI runs this file in
+/// release); an unoptimized build takes every point one at a time, which this checks too.
 #[test]
 fn small_sums_in_chunks_equal_sequential_sums() {
     use tensor_dsl::c32;
@@ -558,7 +559,7 @@ fn small_sums_in_chunks_equal_sequential_sums() {
         terms.fold(zero, |sum, (x, y)| sum + x * y)
     }
     let (m, l) = (3, 5);
-    for n in [1, 3, 4, 5, 7, 8, 9, 12, 13, 17] {
+    for n in [0, 1, 3, 4, 5, 7, 8, 9, 12, 13, 17] {
         let a = data::<f32>(&[m, l], 0);
         let b = data::<f32>(&[l, n], 1);
         let bt = data::<f32>(&[n, l], 2);
@@ -587,14 +588,23 @@ fn small_sums_in_chunks_equal_sequential_sums() {
         assert_eq!(c, expect(&plus), "+= 2 a b^T, n = {n}");
 
         let mut c = old.clone();
-        tensor! { c[i, j] = 0.5 * c[i, j] + a[i, k] * d[k] * e[j, j, k]; }
-        let scaled = |i: usize, j: usize| {
-            0.5 * g(&old, &[i, j]) + seq(i, &|k| g(&d, &[k]) * g(&e, &[j, j, k]))
-        };
-        let got = c.clone();
-        // Both the scale and the product's grouping are the compiler's: compare closely
-        // here, exactly below.
-        assert_close(&got, &expect(&scaled).map(|x| f64::from(*x)), 1e-6);
+        tensor! { c[i, j] = 0.5 * c[i, j] + a[i, k] * e[j, j, k]; }
+        let scaled = |i: usize, j: usize| 0.5 * g(&old, &[i, j]) + seq(i, &|k| g(&e, &[j, j, k]));
+        assert_eq!(c, expect(&scaled), "β c + a e, n = {n}");
+
+        // Three factors: the grouping of each product is the compiler's, so compare closely.
+        tensor! { let c3[i, j] = a[i, k] * d[k] * e[j, j, k]; }
+        let three = |i: usize, j: usize| seq(i, &|k| g(&d, &[k]) * g(&e, &[j, j, k]));
+        assert_close(&c3, &expect(&three).map(|x| f64::from(*x)), 1e-6);
+
+        // A target with a fixed position: its other row stays as it was.
+        let mut w = Tensor::<f32>::zeros([m, 2, n]);
+        tensor! { w[i, 1, j] -= a[i, k] * b[k, j]; }
+        let fixed_target = Tensor::from_fn([m, 2, n], |ix| match ix[1] {
+            1 => -seq(ix[0], &|k| g(&b, &[k, ix[2]])),
+            _ => 0.0,
+        });
+        assert_eq!(w, fixed_target, "-= into w[i, 1, j], n = {n}");
 
         let mut c = Tensor::<f32>::zeros([m, n]);
         tensor! { c[i, j] = a[i, k] * f[k, 1, j]; }

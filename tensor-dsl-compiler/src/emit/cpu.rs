@@ -264,7 +264,7 @@ impl Load {
             along,
         } = self;
         let rank = index.len();
-        hygienic!(#access.load_chunk::<#rank, #lanes>([#(#index),*], [#(#along),*], #lanes))
+        hygienic!(#access.load_chunk::<#rank, #lanes>([#(#index),*], [#(#along),*]))
     }
 }
 
@@ -1044,7 +1044,6 @@ impl StatementEmitter<'_> {
                         __dense_target.update_chunk(
                             [#(#target_position),*],
                             [#(#along),*],
-                            #lanes,
                             __mode,
                             __sums.map(|__s| #p::Element::times(__alpha, __s)),
                         );

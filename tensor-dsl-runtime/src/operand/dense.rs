@@ -130,23 +130,20 @@ impl DenseShape {
         (E::STATIC || offset < self.elements).then_some(offset)
     }
 
-    /// The offset of lane 0 of a chunk (see [`DenseAccess::load_chunk`]) and how far each
-    /// lane moves it, if `width` is 1 to `lanes`, lane 0's index passes
-    /// [`offset`](Self::offset) and the last lane's offset, computed without overflow, is
-    /// below the element count. Every lane's offset lies between those two (a lane moves the
-    /// marked positions by its number, each stride being non-negative), so it is one of the
-    /// access's own elements.
+    /// The offset of lane 0 of a chunk of `lanes` lanes (see [`DenseAccess::load_chunk`]) and
+    /// how far each lane moves it, if lane 0's index passes [`offset`](Self::offset) and the
+    /// last lane's offset, computed without overflow, is below the element count. Every lane's
+    /// offset lies between those two (a lane moves the marked positions by its number, each
+    /// stride being non-negative), so it is one of the access's own elements, though a lane's
+    /// position may run past its axis into the next row: generated code never asks for such
+    /// a chunk.
     #[inline(always)]
     fn chunk<E: ExtentsType, const R: usize>(
         &self,
         index: [usize; R],
         along: [bool; R],
-        width: usize,
         lanes: usize,
     ) -> Option<(usize, usize)> {
-        if width == 0 || width > lanes {
-            return None;
-        }
         let first = self.offset::<E, R>(index)?;
         // `offset` proved `R` is the access's rank (at most `MAX_STATIC_RANK`).
         let mut step = 0usize;
@@ -160,7 +157,7 @@ impl DenseShape {
                 step = step.checked_add(stride)?;
             }
         }
-        let last = first.checked_add((width - 1).checked_mul(step)?)?;
+        let last = first.checked_add(lanes.checked_sub(1)?.checked_mul(step)?)?;
         (last < self.elements).then_some((first, step))
     }
 }
@@ -238,33 +235,26 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     }
 
     /// `W` elements from `index`, lane `u` at the index whose positions `along` marks are
-    /// moved `u` further, for `u` below `width`; the lanes from `width` on repeat lane
-    /// `width - 1` (so a body run on them computes what it computes on that lane, and the
-    /// caller drops their results). `width` must be 1 to `W` and every lane's index inside
-    /// the layout, else it panics.
+    /// moved `u` further. Lane 0's index must lie inside the layout and the last lane's
+    /// offset below the element count, else it panics (see `DenseShape::chunk`).
     #[inline(always)]
     pub fn load_chunk<const R: usize, const W: usize>(
         &self,
         index: [usize; R],
         along: [bool; R],
-        width: usize,
     ) -> [T; W] {
-        let Some((first, step)) = self.shape.chunk::<E, R>(index, along, width, W) else {
+        let Some((first, step)) = self.shape.chunk::<E, R>(index, along, W) else {
             panic!("tensor-dsl bug: a written-out loop read outside its operand")
         };
-        // SAFETY: `chunk` checked that the offsets of the first and the last lane, `first`
-        // and `first + (width - 1)·step`, are both the access's own (below `elements`, and
-        // for a static `E` each position inside its axis); the offsets between lie between
-        // them, and `min(u, width - 1)` keeps every lane to those. The values are valid for
-        // reads as in `load`.
+        // SAFETY: `chunk` checked lane 0's offset `first` as `load` checks one, and the last
+        // lane's, `first + (W - 1)·step`, below `elements`; every lane's offset lies between
+        // the two, so each is one of the access's own values, valid for reads as in `load`.
         if step == 0 {
             [unsafe { self.data.add(first).read() }; W]
-        } else if step == 1 && width == W {
+        } else if step == 1 {
             unsafe { self.data.add(first).cast::<[T; W]>().read_unaligned() }
         } else {
-            std::array::from_fn(|u| unsafe {
-                self.data.add(first + u.min(width - 1) * step).read()
-            })
+            std::array::from_fn(|u| unsafe { self.data.add(first + u * step).read() })
         }
     }
 }
@@ -304,24 +294,23 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     }
 
     /// Combines lane `u` of `values` into the element of lane `u` of the chunk at `index`
-    /// (see [`DenseAccess::load_chunk`]) as `mode` says, for each `u` below `width`; the
-    /// other lanes are dropped. A `width` outside 1 to `W`, or a lane outside the layout,
-    /// panics before anything is written.
+    /// (see [`DenseAccess::load_chunk`]) as `mode` says. A chunk whose lane 0 lies outside the
+    /// layout, or whose last lane's offset is past the element count, panics before anything
+    /// is written.
     #[inline(always)]
     pub fn update_chunk<const R: usize, const W: usize>(
         &self,
         index: [usize; R],
         along: [bool; R],
-        width: usize,
         mode: Mode<T>,
         values: [T; W],
     ) {
-        let Some((first, step)) = self.shape.chunk::<E, R>(index, along, width, W) else {
+        let Some((first, step)) = self.shape.chunk::<E, R>(index, along, W) else {
             panic!("tensor-dsl bug: a written-out loop wrote outside its target")
         };
-        for (u, value) in values.into_iter().enumerate().take(width) {
-            // SAFETY: lane `u < width` is at `first + u·step`, one of the target's own
-            // elements (`chunk`), valid for reads and writes on this thread as in `update`.
+        for (u, value) in values.into_iter().enumerate() {
+            // SAFETY: lane `u < W` is at `first + u·step`, one of the target's own elements
+            // (`chunk`), valid for reads and writes on this thread as in `update`.
             unsafe { combine(self.data.add(first + u * step), mode, value) }
         }
     }
@@ -516,67 +505,73 @@ mod tests {
             .unwrap();
         // Along the last axis (stride 1), the first axis (stride 5), both (the diagonal) and
         // neither (every lane the same element).
-        let row: [f64; 4] = dense.load_chunk([2, 1], [false, true], 4);
+        let row: [f64; 4] = dense.load_chunk([2, 1], [false, true]);
         assert_eq!(row, [21.0, 22.0, 23.0, 24.0]);
-        let column: [f64; 4] = dense.load_chunk([0, 3], [true, false], 4);
+        let column: [f64; 4] = dense.load_chunk([0, 3], [true, false]);
         assert_eq!(column, [3.0, 13.0, 23.0, 33.0]);
-        let diagonal: [f64; 4] = dense.load_chunk([0, 0], [true, true], 4);
+        let diagonal: [f64; 4] = dense.load_chunk([0, 0], [true, true]);
         assert_eq!(diagonal, [0.0, 11.0, 22.0, 33.0]);
-        let same: [f64; 4] = dense.load_chunk([3, 2], [false, false], 4);
+        let same: [f64; 4] = dense.load_chunk([3, 2], [false, false]);
         assert_eq!(same, [32.0; 4]);
-        // Fewer lanes than the chunk's: the rest repeat the last one.
-        let short: [f64; 4] = dense.load_chunk([1, 3], [false, true], 2);
-        assert_eq!(short, [13.0, 14.0, 14.0, 14.0]);
+        // Lane 0 is checked by its positions, the last lane by its offset only: a chunk that
+        // runs past its row into the next one reads elements of the access's own.
+        let wrapping: [f64; 3] = dense.load_chunk([1, 3], [false, true]);
+        assert_eq!(wrapping, [13.0, 14.0, 20.0]);
         // A static layout, and a static target updated by every mode.
         let array = [[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
         let fixed = array
             .__tdsl_operand()
             .as_dense(StaticLayout::<Extents2<2, 3>>::OF)
             .unwrap();
-        let lanes: [f64; 2] = fixed.load_chunk([1, 1], [false, true], 2);
+        let lanes: [f64; 2] = fixed.load_chunk([1, 1], [false, true]);
         assert_eq!(lanes, [5.0, 6.0]);
         let mut c = [[1.0f64; 3]; 2];
         {
             let access = c.__tdsl_target();
             let target = access.as_dense(StaticLayout::<Extents2<2, 3>>::OF).unwrap();
-            target.update_chunk([0, 0], [false, true], 3, Mode::Assign, [2.0, 3.0, 4.0, 9.0]);
-            target.update_chunk([1, 0], [false, true], 2, Mode::Add, [1.0, 2.0]);
-            target.update_chunk([1, 2], [true, false], 1, Mode::Scale(3.0), [1.0, 7.0]);
+            target.update_chunk([0, 0], [false, true], Mode::Assign, [2.0, 3.0, 4.0]);
+            target.update_chunk([1, 0], [false, true], Mode::Add, [1.0, 2.0]);
+            target.update_chunk([0, 2], [true, false], Mode::Scale(3.0), [1.0, 7.0]);
             // β = 0 does not read the target: a NaN there stays out.
             target.update([1, 1], Mode::Assign, f64::NAN);
-            target.update_chunk([1, 1], [false, true], 1, Mode::Scale(0.0), [5.0]);
+            target.update_chunk([1, 1], [false, true], Mode::Scale(0.0), [5.0]);
         }
-        assert_eq!(c, [[2.0, 3.0, 4.0], [2.0, 5.0, 4.0]]);
+        assert_eq!(c, [[2.0, 3.0, 13.0], [2.0, 5.0, 10.0]]);
     }
 
     #[test]
-    fn chunks_past_their_layout_or_of_no_lanes_panic() {
+    fn chunks_past_their_layout_panic() {
         let tensor = Tensor::<f64>::zeros([2, 3]);
         let dense = tensor
             .__tdsl_operand()
             .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
             .unwrap();
-        // From [1, 1], lanes 0 and 1 are in the row, lane 2 would be the next row's first and
-        // lane 3 past the tensor; a chunk of no lanes has no last lane to check.
-        for (index, width) in [([1, 1], 4), ([1, 0], 4), ([0, 0], 0)] {
+        // From [1, 1] the third lane is offset 6, past the tensor; from [1, 0] the fourth;
+        // [2, 0] is no index of it at all.
+        for index in [[1, 1], [1, 0], [2, 0]] {
             let load = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let _: [f64; 4] = dense.load_chunk(index, [false, true], width);
+                let _: [f64; 4] = dense.load_chunk(index, [false, true]);
             }));
             let message = load.expect_err("the chunk is refused");
             let message = message.downcast_ref::<&str>().copied().unwrap_or_default();
             assert!(message.contains("read outside its operand"), "{message}");
         }
+        // A chunk of no lanes has no last lane to check.
+        let load = std::panic::catch_unwind(|| {
+            let _: [f64; 0] = dense.load_chunk([0, 0], [false, true]);
+        });
+        assert!(load.is_err());
     }
 
     #[test]
     #[should_panic(expected = "wrote outside its target")]
-    fn a_chunk_wider_than_its_lanes_panics_before_writing() {
+    fn a_chunk_past_its_target_panics_before_writing() {
         let mut c = Tensor::<f64>::zeros([2, 3]);
         let access = c.__tdsl_target();
         let target = access
             .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
             .unwrap();
-        target.update_chunk([0, 0], [false, true], 3, Mode::Assign, [1.0, 2.0]);
+        target.update_chunk([1, 1], [false, true], Mode::Assign, [1.0, 2.0, 3.0]);
     }
 
     #[test]
