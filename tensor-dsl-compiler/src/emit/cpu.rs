@@ -989,28 +989,25 @@ impl StatementEmitter<'_> {
                 }
             } else {
                 let value = value_at(hygienic!(__x));
-                let mut summed = hygienic! {
-                    #elements
-                    __sum = #p::Element::plus(__sum, #value);
-                };
-                for k in (n_out..n_loops).rev() {
-                    let var = hidden_numbered("__l", k);
-                    summed = hygienic!(for #var in 0..__ext[#k] { #summed });
-                }
+                let summed = written_loops(
+                    n_out..n_loops,
+                    hygienic! {
+                        #elements
+                        __sum = #p::Element::plus(__sum, #value);
+                    },
+                );
                 hygienic! {
                     let mut __sum = __zero;
                     #summed
                 }
             };
-            let mut nest = hygienic! {
-                #value
-                __dense_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
-            };
-            for k in (outer..n_out).rev() {
-                let var = hidden_numbered("__l", k);
-                nest = hygienic!(for #var in 0..__ext[#k] { #nest });
-            }
-            nest
+            written_loops(
+                outer..n_out,
+                hygienic! {
+                    #value
+                    __dense_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
+                },
+            )
         };
         let nest = if !chunked {
             points(0)
@@ -1026,24 +1023,22 @@ impl StatementEmitter<'_> {
                 let loads = loads.iter().map(|load| load.chunk(lanes));
                 let lane = (0..n_loads).map(|k| hygienic!(__xs[#k][__u]));
                 let value = value_at(hygienic!([#(#lane),*]));
-                let along = target_along;
-                let mut summed = hygienic! {
-                    let __xs = [#(#loads),*];
-                    for __u in 0..#lanes {
-                        __sums[__u] = #p::Element::plus(__sums[__u], #value);
-                    }
-                };
-                for k in (n_out..n_loops).rev() {
-                    let var = hidden_numbered("__l", k);
-                    summed = hygienic!(for #var in 0..__ext[#k] { #summed });
-                }
+                let summed = written_loops(
+                    n_out..n_loops,
+                    hygienic! {
+                        let __xs = [#(#loads),*];
+                        for __u in 0..#lanes {
+                            __sums[__u] = #p::Element::plus(__sums[__u], #value);
+                        }
+                    },
+                );
                 hygienic! {
                     while #var + #lanes <= __ext[#last] {
                         let mut __sums = [__zero; #lanes];
                         #summed
                         __dense_target.update_chunk(
                             [#(#target_position),*],
-                            [#(#along),*],
+                            [#(#target_along),*],
                             __mode,
                             __sums.map(|__s| #p::Element::times(__alpha, __s)),
                         );
@@ -1053,7 +1048,7 @@ impl StatementEmitter<'_> {
             });
             let rest = points(n_out);
             let narrowest = CHUNKS[CHUNKS.len() - 1];
-            let mut nest = hygienic! {
+            let nest = hygienic! {
                 let mut __chunked = 0usize;
                 if #p::CHUNKED_SUMS && __ext[#last] >= #narrowest {
                     let mut #var = 0usize;
@@ -1064,10 +1059,7 @@ impl StatementEmitter<'_> {
                     #rest
                 }
             };
-            for k in (0..last).rev() {
-                let var = hidden_numbered("__l", k);
-                nest = hygienic!(for #var in 0..__ext[#k] { #nest });
-            }
+            let nest = written_loops(0..last, nest);
             hygienic! {
                 let __body = |__x: [_; #n_loads]| #body;
                 #nest
@@ -1356,6 +1348,15 @@ impl StatementEmitter<'_> {
 }
 
 /// Whether a written type is an array type (`[[f64; 3]; 3]`).
+/// `inner` inside the written-out loops numbered `loops`, the first outermost, each over its
+/// extent in `__ext`.
+fn written_loops(loops: std::ops::Range<usize>, inner: TokenStream) -> TokenStream {
+    loops.rev().fold(inner, |nest, k| {
+        let var = hidden_numbered("__l", k);
+        hygienic!(for #var in 0..__ext[#k] { #nest })
+    })
+}
+
 fn is_array_type(ty: &TokenStream) -> bool {
     let mut tokens = ty.clone().into_iter();
     matches!(
