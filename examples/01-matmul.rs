@@ -10,7 +10,9 @@ use common::{check, data, sum_over};
 use tensor_dsl::{tensor, Tensor};
 
 fn main() {
-    let (m, k, n) = (300, 200, 100);
+    // Past the size where a product becomes a GEMM call (32³ multiply-adds), small enough that
+    // the loops checking it take a moment in a debug build.
+    let (m, k, n) = (120, 90, 60);
     let a = data(&[m, k], 1);
     let b = data(&[k, n], 2);
     let product = |i: usize, j: usize| sum_over(&[k], |r| a[[i, r[0]]] * b[[r[0], j]]);
