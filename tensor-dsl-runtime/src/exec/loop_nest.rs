@@ -446,111 +446,84 @@ fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     if let (true, Some(transposed)) = (n_out == L, tiled) {
         let outer = inner - 1;
         let mut buffer = vec![T::ZERO; TILE * TILE];
-        visit(
-            extents,
-            0..outer,
-            operand_strides,
-            target_strides,
-            start,
-            |point| {
-                let (rows, columns) = (extents[outer], extents[inner]);
-                for row_block in (0..rows).step_by(TILE) {
-                    for column_block in (0..columns).step_by(TILE) {
-                        let mut corner = point;
-                        corner.step(
-                            &operand_strides[outer],
-                            target_strides[outer],
-                            row_block as isize,
-                        );
-                        corner.step(
-                            &operand_strides[inner],
-                            target_strides[inner],
-                            column_block as isize,
-                        );
-                        let shape = [
-                            rows.min(row_block + TILE) - row_block,
-                            columns.min(column_block + TILE) - column_block,
-                        ];
-                        nest.write_tile(
-                            &mut buffer,
-                            transposed,
-                            corner,
-                            shape,
-                            [&operand_strides[outer], &operand_strides[inner]],
-                            [target_strides[outer], target_strides[inner]],
-                        );
-                    }
+        for point in Points::new(extents, 0..outer, operand_strides, target_strides, start) {
+            let (rows, columns) = (extents[outer], extents[inner]);
+            for row_block in (0..rows).step_by(TILE) {
+                for column_block in (0..columns).step_by(TILE) {
+                    let mut corner = point;
+                    corner.step(
+                        &operand_strides[outer],
+                        target_strides[outer],
+                        row_block as isize,
+                    );
+                    corner.step(
+                        &operand_strides[inner],
+                        target_strides[inner],
+                        column_block as isize,
+                    );
+                    let shape = [
+                        rows.min(row_block + TILE) - row_block,
+                        columns.min(column_block + TILE) - column_block,
+                    ];
+                    nest.write_tile(
+                        &mut buffer,
+                        transposed,
+                        corner,
+                        shape,
+                        [&operand_strides[outer], &operand_strides[inner]],
+                        [target_strides[outer], target_strides[inner]],
+                    );
                 }
-            },
-        );
+            }
+        }
     } else if n_out == L {
-        visit(
-            extents,
-            0..inner,
-            operand_strides,
-            target_strides,
-            start,
-            |point| {
-                nest.write_run(
-                    point,
-                    extents[inner],
-                    &operand_strides[inner],
-                    target_strides[inner],
-                );
-            },
-        );
+        for point in Points::new(extents, 0..inner, operand_strides, target_strides, start) {
+            nest.write_run(
+                point,
+                extents[inner],
+                &operand_strides[inner],
+                target_strides[inner],
+            );
+        }
     } else if sums_in_strips(n_out, extents, operand_strides) {
         let kept = n_out - 1;
         let mut strip = Strip::new(STRIP.min(extents[kept]));
-        visit(
-            extents,
-            0..kept,
-            operand_strides,
-            target_strides,
-            start,
-            |point| {
-                let length = extents[kept];
-                let mut from = 0;
-                while from < length {
-                    let mut at = point;
-                    at.step(&operand_strides[kept], target_strides[kept], from as isize);
-                    let width = STRIP.min(length - from);
-                    let sums =
-                        nest.sum_strip(&mut strip, at, width, n_out, extents, operand_strides);
-                    for (column, &sum) in sums.iter().enumerate() {
-                        nest.store(at.target + column as isize * target_strides[kept], sum);
-                    }
-                    from += width;
+        for point in Points::new(extents, 0..kept, operand_strides, target_strides, start) {
+            let length = extents[kept];
+            let mut from = 0;
+            while from < length {
+                let mut at = point;
+                at.step(&operand_strides[kept], target_strides[kept], from as isize);
+                let width = STRIP.min(length - from);
+                let sums = nest.sum_strip(&mut strip, at, width, n_out, extents, operand_strides);
+                for (column, &sum) in sums.iter().enumerate() {
+                    nest.store(at.target + column as isize * target_strides[kept], sum);
                 }
-            },
-        );
+                from += width;
+            }
+        }
     } else {
-        visit(
-            extents,
-            0..n_out,
-            operand_strides,
-            target_strides,
-            start,
-            |point| {
-                let run = |at| nest.sum_run(at, extents[inner], &operand_strides[inner]);
-                // One run per point needs no cascade (small contractions call this per point).
-                let sum = if (n_out..inner).all(|var| extents[var] == 1) {
-                    run(point)
-                } else {
-                    let mut sum = Cascade::new();
-                    visit(
-                        extents,
-                        n_out..inner,
-                        operand_strides,
-                        target_strides,
-                        point,
-                        |at| sum.add(run(at)),
-                    );
-                    sum.total()
-                };
-                nest.store(point.target, sum);
-            },
-        );
+        let (length, strides) = (extents[inner], &operand_strides[inner]);
+        // One run per point needs no cascade (small contractions call this per point).
+        let one_run = (n_out..inner).all(|var| extents[var] == 1);
+        for point in Points::new(extents, 0..n_out, operand_strides, target_strides, start) {
+            let sum = if one_run {
+                nest.sum_run(point, length, strides)
+            } else {
+                let mut sum = Cascade::new();
+                for at in Points::new(
+                    extents,
+                    n_out..inner,
+                    operand_strides,
+                    target_strides,
+                    point,
+                ) {
+                    sum.add(nest.sum_run(at, length, strides));
+                }
+                sum.total()
+            };
+            nest.store(point.target, sum);
+        }
     }
 }
 
@@ -925,77 +898,70 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         let along = &operand_strides[n_out - 1];
         let mut rows = 0;
         let no_target = [0; L];
-        visit(
-            extents,
-            n_out..L,
-            operand_strides,
-            &no_target,
-            start,
-            |at| {
-                // SAFETY (whole closure): the step's proof covers every element of the nest,
-                // and the strip's `width` points along loop `n_out - 1` (stride 0 or 1 in
-                // every operand) lie in it; a chunk read from `repeated` stays inside its
-                // `LANES` elements, and one read from an operand's `data` (no operand holds
-                // parts there, so its offsets count `T`s) covers points `done..done + LANES`,
-                // at most `width`.
-                let sources: [Source<T>; N] =
-                    std::array::from_fn(|o| unsafe { self.data[o].offset(at.operands[o]) });
-                let sums = &mut strip.block[..width];
-                if along.iter().all(|&stride| stride == 1) {
-                    for (column, sum) in sums.iter_mut().enumerate() {
-                        let values = std::array::from_fn(|o| unsafe {
-                            sources[o].offset(column as isize).read()
-                        });
-                        *sum = sum.plus((self.body)(values));
-                    }
-                } else {
-                    let mut done = 0;
-                    if !sources.iter().any(|source| source.part) {
-                        // An operand the strip's loop does not move (a matrix product's left
-                        // factor, `a[i, k]` along `j`) reads its one element from a chunk of
-                        // it repeated, so every operand of a chunk reads contiguously.
-                        let repeated: [[T; LANES]; N] = std::array::from_fn(|o| {
-                            if along[o] == 0 {
-                                [unsafe { sources[o].read() }; LANES]
-                            } else {
-                                [T::ZERO; LANES]
-                            }
-                        });
-                        while done + LANES <= width {
-                            let from: [*const T; N] = std::array::from_fn(|o| {
-                                if along[o] == 0 {
-                                    repeated[o].as_ptr()
-                                } else {
-                                    unsafe { sources[o].offset(done as isize).data }
-                                }
-                            });
-                            // Read into locals first: the compiler then knows no store to
-                            // the sums changes them, and keeps the chunk in vector registers.
-                            let inputs: [[T; LANES]; N] = std::array::from_fn(|o| {
-                                std::array::from_fn(|lane| unsafe { from[o].add(lane).read() })
-                            });
-                            let block = &mut sums[done..done + LANES];
-                            for (lane, sum) in block.iter_mut().enumerate() {
-                                let values = std::array::from_fn(|o| inputs[o][lane]);
-                                *sum = sum.plus((self.body)(values));
-                            }
-                            done += LANES;
+        for at in Points::new(extents, n_out..L, operand_strides, &no_target, start) {
+            // SAFETY (whole closure): the step's proof covers every element of the nest,
+            // and the strip's `width` points along loop `n_out - 1` (stride 0 or 1 in
+            // every operand) lie in it; a chunk read from `repeated` stays inside its
+            // `LANES` elements, and one read from an operand's `data` (no operand holds
+            // parts there, so its offsets count `T`s) covers points `done..done + LANES`,
+            // at most `width`.
+            let sources: [Source<T>; N] =
+                std::array::from_fn(|o| unsafe { self.data[o].offset(at.operands[o]) });
+            let sums = &mut strip.block[..width];
+            if along.iter().all(|&stride| stride == 1) {
+                for (column, sum) in sums.iter_mut().enumerate() {
+                    let values = std::array::from_fn(|o| unsafe {
+                        sources[o].offset(column as isize).read()
+                    });
+                    *sum = sum.plus((self.body)(values));
+                }
+            } else {
+                let mut done = 0;
+                if !sources.iter().any(|source| source.part) {
+                    // An operand the strip's loop does not move (a matrix product's left
+                    // factor, `a[i, k]` along `j`) reads its one element from a chunk of
+                    // it repeated, so every operand of a chunk reads contiguously.
+                    let repeated: [[T; LANES]; N] = std::array::from_fn(|o| {
+                        if along[o] == 0 {
+                            [unsafe { sources[o].read() }; LANES]
+                        } else {
+                            [T::ZERO; LANES]
                         }
-                    }
-                    for (column, sum) in sums.iter_mut().enumerate().skip(done) {
-                        let values = std::array::from_fn(|o| unsafe {
-                            sources[o].offset(column as isize * along[o]).read()
+                    });
+                    while done + LANES <= width {
+                        let from: [*const T; N] = std::array::from_fn(|o| {
+                            if along[o] == 0 {
+                                repeated[o].as_ptr()
+                            } else {
+                                unsafe { sources[o].offset(done as isize).data }
+                            }
                         });
-                        *sum = sum.plus((self.body)(values));
+                        // Read into locals first: the compiler then knows no store to
+                        // the sums changes them, and keeps the chunk in vector registers.
+                        let inputs: [[T; LANES]; N] = std::array::from_fn(|o| {
+                            std::array::from_fn(|lane| unsafe { from[o].add(lane).read() })
+                        });
+                        let block = &mut sums[done..done + LANES];
+                        for (lane, sum) in block.iter_mut().enumerate() {
+                            let values = std::array::from_fn(|o| inputs[o][lane]);
+                            *sum = sum.plus((self.body)(values));
+                        }
+                        done += LANES;
                     }
                 }
-                rows += 1;
-                if rows == STRIP_ROWS {
-                    strip.flush(width);
-                    rows = 0;
+                for (column, sum) in sums.iter_mut().enumerate().skip(done) {
+                    let values = std::array::from_fn(|o| unsafe {
+                        sources[o].offset(column as isize * along[o]).read()
+                    });
+                    *sum = sum.plus((self.body)(values));
                 }
-            },
-        );
+            }
+            rows += 1;
+            if rows == STRIP_ROWS {
+                strip.flush(width);
+                rows = 0;
+            }
+        }
         if rows > 0 {
             strip.flush(width);
         }
@@ -1295,6 +1261,7 @@ impl<const N: usize> Point<N> {
     /// Moves `times` steps along one loop. Wrapping: an offset that is dereferenced is one the
     /// step proved, which fits, so wrapping changes nothing for it; an operand that addresses
     /// nothing (an empty loop elsewhere in its layout) may have strides whose multiples do not.
+    #[inline(always)]
     fn step(&mut self, operand_strides: &[isize; N], target_stride: isize, times: isize) {
         for (offset, stride) in self.operands.iter_mut().zip(operand_strides) {
             *offset = offset.wrapping_add(stride.wrapping_mul(times));
@@ -1303,51 +1270,77 @@ impl<const N: usize> Point<N> {
     }
 }
 
-/// Calls `f` at every point of loops `vars` (row-major: the last loop fastest), starting at
-/// `start`. Does nothing if one of the loops is empty; calls `f` once if `vars` is empty.
-#[inline]
-fn visit<const L: usize, const N: usize>(
-    extents: &[usize; L],
+/// Every point of loops `vars` (row-major: the last loop fastest), from `start`: none if one
+/// of the loops is empty, `start` alone if `vars` is empty.
+///
+/// An iterator, not a function taking a closure, so that the loops run inside the function
+/// that uses them: a closure is a function of its own, compiled for the baseline CPU even
+/// when it is called from [`run_nest_avx2`], and a large one is not inlined.
+struct Points<'a, const L: usize, const N: usize> {
+    extents: &'a [usize; L],
     vars: std::ops::Range<usize>,
-    operand_strides: &[[isize; N]; L],
-    target_strides: &[isize; L],
-    start: Point<N>,
-    mut f: impl FnMut(Point<N>),
-) {
-    if vars.clone().any(|var| extents[var] == 0) {
-        return;
-    }
-    let Some(innermost) = vars.clone().last() else {
-        f(start);
-        return;
-    };
-    let mut counters = [0usize; L];
-    let mut row = start;
-    loop {
-        let mut point = row;
-        for _ in 0..extents[innermost] {
-            f(point);
-            point.step(&operand_strides[innermost], target_strides[innermost], 1);
+    operand_strides: &'a [[isize; N]; L],
+    target_strides: &'a [isize; L],
+    /// How far each loop of `vars` has gone (an odometer).
+    counters: [usize; L],
+    /// The point the next call returns, unless `done`.
+    next: Point<N>,
+    done: bool,
+}
+
+impl<'a, const L: usize, const N: usize> Points<'a, L, N> {
+    #[inline(always)]
+    fn new(
+        extents: &'a [usize; L],
+        vars: std::ops::Range<usize>,
+        operand_strides: &'a [[isize; N]; L],
+        target_strides: &'a [isize; L],
+        start: Point<N>,
+    ) -> Self {
+        let done = vars.clone().any(|var| extents[var] == 0);
+        Points {
+            extents,
+            vars,
+            operand_strides,
+            target_strides,
+            counters: [0; L],
+            next: start,
+            done,
         }
-        // Odometer over the outer loops: bump the innermost outer one, carry outwards.
-        let mut var = innermost;
+    }
+}
+
+impl<const L: usize, const N: usize> Iterator for Points<'_, L, N> {
+    type Item = Point<N>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Point<N>> {
+        if self.done {
+            return None;
+        }
+        let point = self.next;
+        // Bump the innermost loop, carry outwards; past the outermost, done.
+        let mut var = self.vars.end;
         loop {
-            if var == vars.start {
-                return;
-            }
-            var -= 1;
-            counters[var] += 1;
-            row.step(&operand_strides[var], target_strides[var], 1);
-            if counters[var] < extents[var] {
+            if var == self.vars.start {
+                self.done = true;
                 break;
             }
-            row.step(
-                &operand_strides[var],
-                target_strides[var],
-                -(extents[var] as isize),
+            var -= 1;
+            self.counters[var] += 1;
+            self.next
+                .step(&self.operand_strides[var], self.target_strides[var], 1);
+            if self.counters[var] < self.extents[var] {
+                break;
+            }
+            self.next.step(
+                &self.operand_strides[var],
+                self.target_strides[var],
+                -(self.extents[var] as isize),
             );
-            counters[var] = 0;
+            self.counters[var] = 0;
         }
+        Some(point)
     }
 }
 
