@@ -6,6 +6,7 @@ use std::any::Any;
 use std::cell::Cell;
 
 use crate::element::Element;
+use crate::tensor::memory::advise_huge_pages;
 
 thread_local! {
     /// Buffers given back on this thread, each a `Vec<T>` of some element type.
@@ -40,6 +41,13 @@ impl<T: Element> Scratch<T> {
                     Some(at) => *spare.swap_remove(at).downcast::<Vec<T>>().expect("checked"),
                     None => Vec::new(),
                 };
+                if buffer.capacity() < len {
+                    // A new allocation, advised before its first write; emptied first so that
+                    // growing copies nothing (callers write before they read).
+                    buffer.clear();
+                    buffer.reserve_exact(len);
+                    advise_huge_pages(&buffer);
+                }
                 buffer.resize(len, T::ZERO);
                 buffer
             })

@@ -3,6 +3,7 @@
 //! imports nothing from `operand`, `exec` or `cuda`.
 
 pub(crate) mod layout;
+pub(crate) mod memory;
 pub(crate) mod owned;
 #[cfg(feature = "serde")]
 mod serde;

@@ -8,6 +8,7 @@ use crate::element::Element;
 use crate::error::{ShapeError, ShapeErrorKind};
 
 use super::layout::{element_count, flat_offset, outside, row_major_strides, IntoShape, RawLayout};
+use super::memory::advise_huge_pages;
 use super::view::{TensorView, TensorViewMut};
 
 /// An owned tensor: elements stored contiguously in row-major order (last axis fastest).
@@ -33,7 +34,11 @@ impl<T: Element> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        Self::from_parts(vec![T::ZERO; count], shape)
+        // Zeroed by the allocator: a large buffer comes as pages not yet touched, which the
+        // advice reaches before the first write.
+        let data = vec![T::ZERO; count];
+        advise_huge_pages(&data);
+        Self::from_parts(data, shape)
     }
 
     /// A tensor of the given shape whose element at each multi-index is `f(index)`, filled in
@@ -46,6 +51,7 @@ impl<T: Element> Tensor<T> {
             Err(error) => panic!("{error}"),
         };
         let mut data = Vec::with_capacity(count);
+        advise_huge_pages(&data);
         let mut index = vec![0usize; shape.len()];
         for _ in 0..count {
             data.push(f(&index));
@@ -132,7 +138,10 @@ impl<T: Clone> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        Self::from_parts(vec![value; count], shape)
+        let mut data = Vec::with_capacity(count);
+        advise_huge_pages(&data);
+        data.resize(count, value);
+        Self::from_parts(data, shape)
     }
 
     /// Sets every element to `value`.
