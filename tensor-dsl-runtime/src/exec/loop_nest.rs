@@ -124,8 +124,14 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     let operand_strides: [[isize; N]; L] = std::array::from_fn(|k| operand_strides[order[k]]);
     // A point-wise nest's loops that continue one another in every access run as one loop:
     // longer runs, the same points in the same order (nothing is summed to reorder).
+    // A summing nest's summed loops that continue one another in every operand likewise: each
+    // point's sum adds the same values, in one longer run (blocks of `BLOCK` values, added
+    // pairwise) instead of many short runs and a cascade of their sums. The grouping follows
+    // the extents and strides alone, never the threads, so the bits do not depend on them.
     let extents = if n_out == L && tiled.is_none() {
-        merged(extents, &target_strides, &operand_strides)
+        merged(extents, 0, &target_strides, &operand_strides)
+    } else if n_out < L {
+        merged(extents, n_out, &target_strides, &operand_strides)
     } else {
         extents
     };
@@ -267,16 +273,18 @@ fn reads_in_operand_order(
 /// the next inner one in every access (the target's and each operand's stride along it are
 /// their stride along the inner loop times its extent) folded into that loop: the inner loop
 /// takes the product of the two extents and the outer one an extent of 1. The points, and
-/// the order they are visited in, are unchanged; runs get longer.
+/// the order they are visited in, are unchanged; runs get longer. Only loops `from..` merge
+/// (a summing nest's summed loops, whose target strides are 0).
 fn merged<const L: usize, const N: usize>(
     mut extents: [usize; L],
+    from: usize,
     target_strides: &[isize; L],
     operand_strides: &[[isize; N]; L],
 ) -> [usize; L] {
     let Some(mut inner) = L.checked_sub(1) else {
         return extents;
     };
-    for outer in (0..inner).rev() {
+    for outer in (from..inner).rev() {
         if extents[outer] == 1 {
             // Walks nothing: no obstacle between the loops on either side.
             continue;
@@ -1735,17 +1743,21 @@ mod tests {
     fn loops_that_continue_one_another_merge() {
         // `c[i, j, k] = a[i, j, k]`, both contiguous: one loop of 24.
         let contiguous = [[12], [4], [1]];
-        assert_eq!(merged([2, 3, 4], &[12, 4, 1], &contiguous), [1, 1, 24]);
+        assert_eq!(merged([2, 3, 4], 0, &[12, 4, 1], &contiguous), [1, 1, 24]);
         // The operand continues only its last two loops, and a loop of one between changes
         // nothing.
         assert_eq!(
-            merged([2, 1, 3, 4], &[12, 12, 4, 1], &[[20], [5], [4], [1]]),
+            merged([2, 1, 3, 4], 0, &[12, 12, 4, 1], &[[20], [5], [4], [1]]),
             [2, 1, 1, 12]
         );
         // Transposed operand: nothing merges.
-        assert_eq!(merged([2, 3, 4], &[12, 4, 1], &[[1], [2], [6]]), [2, 3, 4]);
+        assert_eq!(merged([2, 3, 4], 0, &[12, 4, 1], &[[1], [2], [6]]), [2, 3, 4]);
         // Reversed in both, and an operand read along no loop: still continuous.
-        assert_eq!(merged([3, 4], &[-4, -1], &[[-4, 0], [-1, 0]]), [1, 12]);
+        assert_eq!(merged([3, 4], 0, &[-4, -1], &[[-4, 0], [-1, 0]]), [1, 12]);
+        // Only loops from `from` on: a target loop of extent 2 whose stride happens to
+        // continue the summed ones stays apart from them.
+        assert_eq!(merged([2, 3, 4], 1, &[0, 0, 0], &contiguous), [2, 1, 12]);
+        assert_eq!(merged([2, 3, 4], 0, &[0, 0, 0], &contiguous), [1, 1, 24]);
     }
 
     /// A point-wise copy `c[..] = α · a[..]` through `copy`, the source's axes the target's
