@@ -907,7 +907,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         let mut rows = 0;
         let no_target = [0; L];
         for at in Points::new(extents, n_out..L, operand_strides, &no_target, start) {
-            // SAFETY (whole closure): the step's proof covers every element of the nest,
+            // SAFETY (whole loop body): the step's proof covers every element of the nest,
             // and the strip's `width` points along loop `n_out - 1` (stride 0 or 1 in
             // every operand) lie in it; a chunk read from `repeated` stays inside its
             // `LANES` elements, and one read from an operand's `data` (no operand holds
@@ -1751,7 +1751,10 @@ mod tests {
             [2, 1, 1, 12]
         );
         // Transposed operand: nothing merges.
-        assert_eq!(merged([2, 3, 4], 0, &[12, 4, 1], &[[1], [2], [6]]), [2, 3, 4]);
+        assert_eq!(
+            merged([2, 3, 4], 0, &[12, 4, 1], &[[1], [2], [6]]),
+            [2, 3, 4]
+        );
         // Reversed in both, and an operand read along no loop: still continuous.
         assert_eq!(merged([3, 4], 0, &[-4, -1], &[[-4, 0], [-1, 0]]), [1, 12]);
         // Only loops from `from` on: a target loop of extent 2 whose stride happens to

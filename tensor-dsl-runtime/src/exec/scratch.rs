@@ -42,10 +42,9 @@ impl<T: Element> Scratch<T> {
                     None => Vec::new(),
                 };
                 if buffer.capacity() < len {
-                    // A new allocation, advised before its first write; emptied first so that
-                    // growing copies nothing (callers write before they read).
-                    buffer.clear();
-                    buffer.reserve_exact(len);
+                    // A new allocation rather than a grown one, which would copy the old
+                    // elements (callers write before they read), advised before its first write.
+                    buffer = Vec::with_capacity(len);
                     advise_huge_pages(&buffer);
                 }
                 buffer.resize(len, T::ZERO);

@@ -82,17 +82,19 @@ mod tests {
         if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
             return; // A kernel built without them: the advice is refused, nothing to check.
         }
-        let n = 3 << 20; // 12 MiB of f32: at least four whole 2 MiB pages.
+        // 36 MiB of f32 (72 of f64): past the largest size glibc serves from its heap (32 MiB),
+        // so each buffer is a mapping of its own, which no earlier advice can have marked.
+        let n = 9 << 20;
         let zeros = Tensor::<f32>::zeros([n]);
         let counted = Tensor::<f32>::from_fn([n], |ix| ix[0] as f32);
         let full = Tensor::<f64>::full([n], 0.5);
-        for (what, address) in [
-            ("zeros", zeros.as_slice().as_ptr() as usize),
-            ("from_fn", counted.as_slice().as_ptr() as usize),
-            ("full", full.as_slice().as_ptr() as usize),
+        for (what, address, bytes) in [
+            ("zeros", zeros.as_slice().as_ptr() as usize, 4 * n),
+            ("from_fn", counted.as_slice().as_ptr() as usize, 4 * n),
+            ("full", full.as_slice().as_ptr() as usize, 8 * n),
         ] {
-            // A byte in the middle lies in a whole advised 2 MiB page.
-            let flags = flags_at(address + 4 * n / 2);
+            // The middle byte lies in a whole advised 2 MiB page.
+            let flags = flags_at(address + bytes / 2);
             assert!(
                 flags.split_whitespace().any(|flag| flag == "hg"),
                 "{what}: no huge-page advice in `{flags}`"

@@ -34,8 +34,10 @@ impl<T: Element> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        // Zeroed by the allocator: a large buffer comes as pages not yet touched, which the
-        // advice reaches before the first write.
+        // Zeroed by the allocator, which for a large buffer of a real or integer type usually
+        // maps fresh pages, not yet touched: the advice then reaches them before the first
+        // write. Where it zeroes them itself (complex types, or a buffer from the heap), the
+        // kernel may still move the pages to huge ones later.
         let data = vec![T::ZERO; count];
         advise_huge_pages(&data);
         Self::from_parts(data, shape)
