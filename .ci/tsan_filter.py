@@ -56,9 +56,12 @@ def innermost_frames(report):
     return frames
 
 
+def first_match(pattern, report):
+    return next(filter(None, map(pattern.match, report)), None)
+
+
 def reused_stack(report):
-    later = next((LATER.match(line) for line in report if LATER.match(line)), None)
-    owner = next((STACK_REUSE.match(line) for line in report if STACK_REUSE.match(line)), None)
+    later, owner = first_match(LATER, report), first_match(STACK_REUSE, report)
     return later is not None and owner is not None and later.group(1) == owner.group(1)
 
 

@@ -17,8 +17,9 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// Asks the kernel to back the whole 2 MiB pages of `buffer`'s allocation (its capacity, not
 /// only its length) with huge pages, if it holds at least [`HUGE_PAGES_FROM`] bytes. Called
-/// before the elements are first written, so the first writes take huge pages; a failure (a
-/// kernel without transparent huge pages) leaves the buffer as it was.
+/// before the elements are first written where the caller can (pages already written may be
+/// moved to huge ones later by the kernel); a failure (a kernel without transparent huge pages)
+/// leaves the buffer as it was.
 pub(crate) fn advise_huge_pages<T>(buffer: &Vec<T>) {
     // At most `isize::MAX` bytes: a `Vec` never allocates more.
     let bytes = buffer.capacity() * size_of::<T>();
