@@ -1,7 +1,9 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the
 //! target, in blocks transposed in vector registers (AVX, detected at run time: 8 × 8 blocks
-//! of four-byte elements, 4 × 4 of eight-byte ones), the edges element by element; a run of a
-//! copy, contiguous on both sides → the target, around the caches (`stream_run`). Invariant:
+//! of four-byte elements, 4 × 4 of eight-byte ones; the edges in SSE's 4 × 4 and 2 × 2, then
+//! element by element), for a target larger than the caches with its whole lines streamed
+//! around them (`stream_tile`); a run of a copy, contiguous on both sides → the target,
+//! around the caches (`stream_run`). Invariant:
 //! elements are moved as bytes, never computed on, so every element type of those sizes is
 //! copied exactly, and every element named is read once and written once.
 
@@ -18,44 +20,182 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
     source_stride: isize,
     target: *mut T,
     target_stride: isize,
+    shape: [usize; 2],
+) -> bool {
+    let Some(kernel) = kernel::<T>() else {
+        return false;
+    };
+    // SAFETY: forwarded from the caller; the kernels were chosen for `T`'s size and this CPU.
+    unsafe {
+        in_blocks(
+            &[(kernel.block, kernel.run), (kernel.edge_block, kernel.edge)],
+            source,
+            source_stride,
+            target,
+            target_stride,
+            shape,
+        )
+    };
+    true
+}
+
+/// A kernel's function: the whole `block × block` blocks of a tile (`transpose_tile`'s layout
+/// and contract, strides in elements), elements of one size passed as bytes.
+type Blocks = unsafe fn(*const u8, isize, *mut u8, isize, [usize; 2]);
+
+/// Copies a tile as `transpose_tile` says: its whole blocks by the first kernel, the columns
+/// right of them and the rows below them likewise by the other kernels, and what no kernel's
+/// blocks cover element by element.
+///
+/// # Safety
+/// As `transpose_tile`; each kernel must take elements of `T`'s size and run on this CPU.
+unsafe fn in_blocks<T: Copy>(
+    kernels: &[(usize, Blocks)],
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+) {
+    let Some((&(block, run), rest)) = kernels.split_first() else {
+        for row in 0..rows {
+            for column in 0..columns {
+                // SAFETY: an element of the tile, which the caller vouches for.
+                unsafe {
+                    target
+                        .offset(row as isize * target_stride + column as isize)
+                        .write(
+                            source
+                                .offset(row as isize + column as isize * source_stride)
+                                .read(),
+                        )
+                };
+            }
+        }
+        return;
+    };
+    let (block_rows, block_columns) = (rows / block * block, columns / block * block);
+    // SAFETY: the kernel moves the tile's whole blocks, the calls below the sub-tiles right of
+    // them and below them: parts of the caller's tile (a corner and a shape inside it, with
+    // its strides), so the caller's guarantees hold for each.
+    unsafe {
+        if block_rows > 0 && block_columns > 0 {
+            run(
+                source.cast(),
+                source_stride,
+                target.cast(),
+                target_stride,
+                [block_rows, block_columns],
+            );
+        }
+        if columns > block_columns {
+            in_blocks(
+                rest,
+                source.wrapping_offset(block_columns as isize * source_stride),
+                source_stride,
+                target.wrapping_add(block_columns),
+                target_stride,
+                [block_rows, columns - block_columns],
+            );
+        }
+        if rows > block_rows {
+            in_blocks(
+                rest,
+                source.wrapping_add(block_rows),
+                source_stride,
+                target.wrapping_offset(block_rows as isize * target_stride),
+                target_stride,
+                [rows - block_rows, columns],
+            );
+        }
+    }
+}
+
+/// As [`transpose_tile`], for a target larger than the caches: the target's whole cache lines
+/// inside the tile's whole blocks are written with non-temporal stores, each line by two
+/// vector stores in a row, so no line is read in before it is overwritten; the rest of the
+/// tile (columns before the rows' first line boundary and after their last, rows below the
+/// last whole block) with ordinary stores, so no line mixes the two. Returns `false`, having
+/// touched nothing, where the target's rows are not a whole number of lines apart (their
+/// lines would start at different columns), or where `transpose_tile` would. Unfenced, like
+/// [`stream_run`].
+///
+/// # Safety
+/// As [`transpose_tile`], and `T` must have no padding bytes (as no element type has). This
+/// thread must call [`fence`] before it reads or writes the target's elements again or lets
+/// another thread see them.
+pub(crate) unsafe fn stream_tile<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
     [rows, columns]: [usize; 2],
 ) -> bool {
-    let blocks = match kernel::<T>() {
-        Some(kernel) => {
-            // SAFETY: the kernel reads and writes only the elements named above of the
-            // tile's whole blocks (`Kernel`), which the caller vouches for; `kernel::<T>`
-            // returned it only for `T`'s size and where the CPU has AVX.
-            unsafe {
-                (kernel.run)(
-                    source.cast(),
-                    source_stride,
-                    target.cast(),
-                    target_stride,
-                    [rows, columns],
-                )
-            }
-            kernel.block
-        }
-        None => return false,
+    let (Some(kernel), size) = (kernel::<T>(), size_of::<T>()) else {
+        return false;
     };
-    let (block_rows, block_columns) = (rows / blocks * blocks, columns / blocks * blocks);
-    // The edges: the columns right of the whole blocks, then the rows below them.
-    for row in 0..rows {
-        let from = if row < block_rows { block_columns } else { 0 };
-        for column in from..columns {
-            // SAFETY: an element of the tile, which the caller vouches for.
-            unsafe {
-                target
-                    .offset(row as isize * target_stride + column as isize)
-                    .write(
-                        source
-                            .offset(row as isize + column as isize * source_stride)
-                            .read(),
-                    )
-            };
+    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
+    #[allow(clippy::manual_is_multiple_of)]
+    if target_stride == 0
+        || target_stride.unsigned_abs() * size % LINE != 0
+        || target as usize % size != 0
+    {
+        return false;
+    }
+    // Columns up to the rows' first line boundary (the same in every row), then whole lines.
+    let lead = columns.min(line_lead(target));
+    let per_line = LINE / size;
+    let lines = (columns - lead) / per_line;
+    let whole_rows = rows / kernel.block * kernel.block;
+    // SAFETY (whole block): each part below is a sub-tile of the caller's tile (a corner and a
+    // shape inside it), with its strides, so the caller's guarantees hold for it. The streamed
+    // part's rows start on a line boundary (`lead`, and the rows a whole number of lines
+    // apart), as `avx::stream_blocks` needs, and hold whole lines and whole blocks.
+    unsafe {
+        if lines > 0 && whole_rows > 0 {
+            (kernel.stream)(
+                source.wrapping_offset(lead as isize * source_stride).cast(),
+                source_stride,
+                target.wrapping_add(lead).cast(),
+                target_stride,
+                [whole_rows, lines * per_line],
+            );
+        }
+        let streamed_end = lead + lines * per_line;
+        let rest: [([usize; 2], [usize; 2]); 3] = [
+            ([0, 0], [rows, lead]),
+            ([0, streamed_end], [rows, columns - streamed_end]),
+            ([whole_rows, lead], [rows - whole_rows, streamed_end - lead]),
+        ];
+        for ([row, column], shape) in rest {
+            if shape.contains(&0) {
+                continue;
+            }
+            transpose_tile(
+                source.wrapping_offset(row as isize + column as isize * source_stride),
+                source_stride,
+                target.wrapping_offset(row as isize * target_stride + column as isize),
+                target_stride,
+                shape,
+            );
         }
     }
     true
+}
+
+/// The bytes of a cache line, the unit a non-temporal store fills.
+const LINE: usize = 64;
+
+/// How many elements from `at` the next cache line starts (0 on a boundary, and where `at`
+/// is not aligned to `T`'s size, whose elements then never meet one).
+pub(crate) fn line_lead<T>(at: *const T) -> usize {
+    let (address, size) = (at as usize, size_of::<T>().max(1));
+    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
+    #[allow(clippy::manual_is_multiple_of)]
+    if address % size != 0 || LINE % size != 0 {
+        return 0;
+    }
+    (LINE - address % LINE) % LINE / size
 }
 
 /// Copies `length` elements from `source` to `target`, both contiguous, with non-temporal
@@ -92,6 +232,25 @@ pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, lengt
     false
 }
 
+/// Asks for the cache lines of the `length` contiguous elements from `first` to be loaded
+/// ahead of their reads. Only a hint: a prefetch reads nothing and never faults, so any
+/// address may be named.
+pub(crate) fn prefetch_run<T>(first: *const T, length: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for line in 0..(length * size_of::<T>()).div_ceil(LINE) {
+        // SAFETY: `prefetch` has no precondition: it loads no value and faults on no address
+        // (SSE, which every x86-64 CPU has); older compilers declare it unsafe.
+        #[allow(unused_unsafe)]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                first.cast::<i8>().wrapping_add(line * LINE),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (first, length);
+}
+
 /// Orders this thread's earlier `stream_run` stores before its later stores (and, with them,
 /// before whatever hands the target on).
 pub(crate) fn fence() {
@@ -118,15 +277,19 @@ pub(crate) fn transposes<T>() -> bool {
     kernel::<T>().is_some()
 }
 
-/// A kernel for the whole `block × block` blocks of a tile, with `transpose_tile`'s layout
-/// and contract, elements of one size passed as bytes.
+/// The kernels for one element size: whole blocks in AVX registers, and smaller ones in SSE
+/// registers for a tile's edges.
 #[derive(Clone, Copy)]
 struct Kernel {
     block: usize,
-    run: unsafe fn(*const u8, isize, *mut u8, isize, [usize; 2]),
+    run: Blocks,
+    /// As `run`, for whole lines of the target with non-temporal stores (`stream_tile`).
+    stream: Blocks,
+    edge_block: usize,
+    edge: Blocks,
 }
 
-/// The kernel for elements of `T`'s size on this CPU, if any.
+/// The kernels for elements of `T`'s size on this CPU, if any.
 fn kernel<T>() -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") {
@@ -134,10 +297,16 @@ fn kernel<T>() -> Option<Kernel> {
             4 => Some(Kernel {
                 block: 8,
                 run: avx::blocks_4,
+                stream: avx::stream_blocks_4,
+                edge_block: 4,
+                edge: sse::blocks_4,
             }),
             8 => Some(Kernel {
                 block: 4,
                 run: avx::blocks_8,
+                stream: avx::stream_blocks_8,
+                edge_block: 2,
+                edge: sse::blocks_8,
             }),
             _ => None,
         };
@@ -145,9 +314,145 @@ fn kernel<T>() -> Option<Kernel> {
     None
 }
 
+/// Kernels in SSE registers (every x86-64 CPU has SSE2), for the edges of a tile.
+#[cfg(target_arch = "x86_64")]
+mod sse {
+    use std::arch::x86_64::*;
+
+    /// The whole 4 × 4 blocks of a tile of four-byte elements, each as four loads, eight
+    /// shuffles and four stores.
+    ///
+    /// # Safety
+    /// As `transpose_tile`, for the blocks' elements.
+    pub(super) unsafe fn blocks_4(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
+        for row in (0..rows / 4 * 4).step_by(4) {
+            for column in (0..columns / 4 * 4).step_by(4) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: the four runs down source columns `column..column + 4` from row
+                // `row` on, and the four along target rows `row..row + 4` from column
+                // `column` on, are the block's elements, which the caller vouches for.
+                // Unaligned loads and stores, and shuffles, move bits unchanged.
+                unsafe {
+                    let v0 = _mm_loadu_ps(base);
+                    let v1 = _mm_loadu_ps(base.offset(source_stride));
+                    let v2 = _mm_loadu_ps(base.offset(2 * source_stride));
+                    let v3 = _mm_loadu_ps(base.offset(3 * source_stride));
+                    let (t0, t1) = (_mm_unpacklo_ps(v0, v1), _mm_unpackhi_ps(v0, v1));
+                    let (t2, t3) = (_mm_unpacklo_ps(v2, v3), _mm_unpackhi_ps(v2, v3));
+                    let rows_out = [
+                        _mm_movelh_ps(t0, t2),
+                        _mm_movehl_ps(t2, t0),
+                        _mm_movelh_ps(t1, t3),
+                        _mm_movehl_ps(t3, t1),
+                    ];
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm_storeu_ps(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole 2 × 2 blocks of a tile of eight-byte elements, each as two loads, two
+    /// shuffles and two stores.
+    ///
+    /// # Safety
+    /// As `blocks_4`.
+    pub(super) unsafe fn blocks_8(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
+        for row in (0..rows / 2 * 2).step_by(2) {
+            for column in (0..columns / 2 * 2).step_by(2) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `blocks_4`, for 2 × 2 blocks.
+                unsafe {
+                    let v0 = _mm_loadu_pd(base);
+                    let v1 = _mm_loadu_pd(base.offset(source_stride));
+                    let to = target.offset(row as isize * target_stride + column as isize);
+                    _mm_storeu_pd(to, _mm_unpacklo_pd(v0, v1));
+                    _mm_storeu_pd(to.offset(target_stride), _mm_unpackhi_pd(v0, v1));
+                }
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
+
+    /// The eight rows of the 8 × 8 block of `f32`s whose columns start at `base`, `stride`
+    /// apart: eight loads and 24 shuffles. A macro, not a function: the caller's AVX is then
+    /// the code's (a function without it would call each intrinsic, and one with it cannot be
+    /// forced inline on the crates' Rust version).
+    macro_rules! rows_of_8x8 {
+        ($base:expr, $stride:expr) => {{
+            let (base, stride): (*const f32, isize) = ($base, $stride);
+            let v0 = _mm256_loadu_ps(base);
+            let v1 = _mm256_loadu_ps(base.offset(stride));
+            let v2 = _mm256_loadu_ps(base.offset(2 * stride));
+            let v3 = _mm256_loadu_ps(base.offset(3 * stride));
+            let v4 = _mm256_loadu_ps(base.offset(4 * stride));
+            let v5 = _mm256_loadu_ps(base.offset(5 * stride));
+            let v6 = _mm256_loadu_ps(base.offset(6 * stride));
+            let v7 = _mm256_loadu_ps(base.offset(7 * stride));
+            let (t0, t1) = (_mm256_unpacklo_ps(v0, v1), _mm256_unpackhi_ps(v0, v1));
+            let (t2, t3) = (_mm256_unpacklo_ps(v2, v3), _mm256_unpackhi_ps(v2, v3));
+            let (t4, t5) = (_mm256_unpacklo_ps(v4, v5), _mm256_unpackhi_ps(v4, v5));
+            let (t6, t7) = (_mm256_unpacklo_ps(v6, v7), _mm256_unpackhi_ps(v6, v7));
+            let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            [
+                _mm256_permute2f128_ps::<0x20>(s0, s4),
+                _mm256_permute2f128_ps::<0x20>(s1, s5),
+                _mm256_permute2f128_ps::<0x20>(s2, s6),
+                _mm256_permute2f128_ps::<0x20>(s3, s7),
+                _mm256_permute2f128_ps::<0x31>(s0, s4),
+                _mm256_permute2f128_ps::<0x31>(s1, s5),
+                _mm256_permute2f128_ps::<0x31>(s2, s6),
+                _mm256_permute2f128_ps::<0x31>(s3, s7),
+            ]
+        }};
+    }
+
+    /// The four rows of the 4 × 4 block of `f64`s whose columns start at `base`, `stride`
+    /// apart: four loads and eight shuffles (a macro, as `rows_of_8x8`).
+    macro_rules! rows_of_4x4 {
+        ($base:expr, $stride:expr) => {{
+            let (base, stride): (*const f64, isize) = ($base, $stride);
+            let v0 = _mm256_loadu_pd(base);
+            let v1 = _mm256_loadu_pd(base.offset(stride));
+            let v2 = _mm256_loadu_pd(base.offset(2 * stride));
+            let v3 = _mm256_loadu_pd(base.offset(3 * stride));
+            let (t0, t1) = (_mm256_unpacklo_pd(v0, v1), _mm256_unpackhi_pd(v0, v1));
+            let (t2, t3) = (_mm256_unpacklo_pd(v2, v3), _mm256_unpackhi_pd(v2, v3));
+            [
+                _mm256_permute2f128_pd::<0x20>(t0, t2),
+                _mm256_permute2f128_pd::<0x20>(t1, t3),
+                _mm256_permute2f128_pd::<0x31>(t0, t2),
+                _mm256_permute2f128_pd::<0x31>(t1, t3),
+            ]
+        }};
+    }
 
     /// The whole 8 × 8 blocks of a tile of four-byte elements (`transpose_tile`'s layout,
     /// strides in elements), each as eight loads, 24 shuffles and eight stores.
@@ -173,41 +478,46 @@ mod avx {
                 // `column` on, are the block's elements, which the caller vouches for.
                 // Unaligned loads and stores, and shuffles, move bits unchanged.
                 unsafe {
-                    // Written out, not a closure: a closure would not inherit AVX, and each
-                    // intrinsic would become a call.
-                    let v0 = _mm256_loadu_ps(base);
-                    let v1 = _mm256_loadu_ps(base.offset(source_stride));
-                    let v2 = _mm256_loadu_ps(base.offset(2 * source_stride));
-                    let v3 = _mm256_loadu_ps(base.offset(3 * source_stride));
-                    let v4 = _mm256_loadu_ps(base.offset(4 * source_stride));
-                    let v5 = _mm256_loadu_ps(base.offset(5 * source_stride));
-                    let v6 = _mm256_loadu_ps(base.offset(6 * source_stride));
-                    let v7 = _mm256_loadu_ps(base.offset(7 * source_stride));
-                    let (t0, t1) = (_mm256_unpacklo_ps(v0, v1), _mm256_unpackhi_ps(v0, v1));
-                    let (t2, t3) = (_mm256_unpacklo_ps(v2, v3), _mm256_unpackhi_ps(v2, v3));
-                    let (t4, t5) = (_mm256_unpacklo_ps(v4, v5), _mm256_unpackhi_ps(v4, v5));
-                    let (t6, t7) = (_mm256_unpacklo_ps(v6, v7), _mm256_unpackhi_ps(v6, v7));
-                    let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
-                    let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
-                    let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
-                    let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
-                    let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
-                    let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
-                    let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
-                    let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
-                    let rows_out = [
-                        _mm256_permute2f128_ps::<0x20>(s0, s4),
-                        _mm256_permute2f128_ps::<0x20>(s1, s5),
-                        _mm256_permute2f128_ps::<0x20>(s2, s6),
-                        _mm256_permute2f128_ps::<0x20>(s3, s7),
-                        _mm256_permute2f128_ps::<0x31>(s0, s4),
-                        _mm256_permute2f128_ps::<0x31>(s1, s5),
-                        _mm256_permute2f128_ps::<0x31>(s2, s6),
-                        _mm256_permute2f128_ps::<0x31>(s3, s7),
-                    ];
+                    let rows_out = rows_of_8x8!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
                         _mm256_storeu_ps(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// As `blocks_4`, two blocks side by side at a time (16 columns, one cache line of each
+    /// target row), each target row's line written by two non-temporal stores in a row;
+    /// unfenced.
+    ///
+    /// # Safety
+    /// As `blocks_4`, with `rows` a multiple of 8, `columns` of 16, and every target row
+    /// starting on a 64-byte boundary; the caller fences as `stream_tile` says.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn stream_blocks_4(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
+        for row in (0..rows).step_by(8) {
+            for column in (0..columns).step_by(16) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `blocks_4`, for the two blocks at columns `column` and
+                // `column + 8`; each store's 32 bytes start on a 32-byte boundary (a row's
+                // line starts on a 64-byte one), as streaming stores need.
+                unsafe {
+                    let left = rows_of_8x8!(base, source_stride);
+                    let right = rows_of_8x8!(base.offset(8 * source_stride), source_stride);
+                    for r in 0..8 {
+                        let to =
+                            target.offset((row + r) as isize * target_stride + column as isize);
+                        _mm256_stream_ps(to, left[r]);
+                        _mm256_stream_ps(to.add(8), right[r]);
                     }
                 }
             }
@@ -278,21 +588,43 @@ mod avx {
                 let base = source.wrapping_offset(row as isize + column as isize * source_stride);
                 // SAFETY: as in `blocks_4`, for 4 × 4 blocks.
                 unsafe {
-                    let v0 = _mm256_loadu_pd(base);
-                    let v1 = _mm256_loadu_pd(base.offset(source_stride));
-                    let v2 = _mm256_loadu_pd(base.offset(2 * source_stride));
-                    let v3 = _mm256_loadu_pd(base.offset(3 * source_stride));
-                    let (t0, t1) = (_mm256_unpacklo_pd(v0, v1), _mm256_unpackhi_pd(v0, v1));
-                    let (t2, t3) = (_mm256_unpacklo_pd(v2, v3), _mm256_unpackhi_pd(v2, v3));
-                    let rows_out = [
-                        _mm256_permute2f128_pd::<0x20>(t0, t2),
-                        _mm256_permute2f128_pd::<0x20>(t1, t3),
-                        _mm256_permute2f128_pd::<0x31>(t0, t2),
-                        _mm256_permute2f128_pd::<0x31>(t1, t3),
-                    ];
+                    let rows_out = rows_of_4x4!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
                         _mm256_storeu_pd(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// As `stream_blocks_4`, for eight-byte elements: two 4 × 4 blocks side by side (eight
+    /// columns, one line of each target row).
+    ///
+    /// # Safety
+    /// As `blocks_8`, with `rows` a multiple of 4, `columns` of 8, and every target row
+    /// starting on a 64-byte boundary; the caller fences as `stream_tile` says.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn stream_blocks_8(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
+        for row in (0..rows).step_by(4) {
+            for column in (0..columns).step_by(8) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `stream_blocks_4`, for two 4 × 4 blocks.
+                unsafe {
+                    let left = rows_of_4x4!(base, source_stride);
+                    let right = rows_of_4x4!(base.offset(4 * source_stride), source_stride);
+                    for r in 0..4 {
+                        let to =
+                            target.offset((row + r) as isize * target_stride + column as isize);
+                        _mm256_stream_pd(to, left[r]);
+                        _mm256_stream_pd(to.add(4), right[r]);
                     }
                 }
             }
@@ -314,6 +646,9 @@ mod tests {
             (8, 8),
             (13, 7),
             (16, 9),
+            // Edges of whole SSE blocks right of and below the AVX ones.
+            (12, 20),
+            (6, 10),
             (64, 64),
             (67, 65),
         ] {
