@@ -14,7 +14,8 @@
 ///
 /// # Safety
 /// Every source element named must be valid for reads and every target element for writes,
-/// and no target element may be a source element.
+/// no target element may be a source element, and `T` must have no padding bytes (as no
+/// element type has: its bytes pass through vector registers).
 pub(crate) unsafe fn transpose_tile<T: Copy>(
     source: *const T,
     source_stride: isize,
@@ -115,10 +116,11 @@ unsafe fn in_blocks<T: Copy>(
 /// inside the tile's whole blocks are written with non-temporal stores, each line by two
 /// vector stores in a row, so no line is read in before it is overwritten; the rest of the
 /// tile (columns before the rows' first line boundary and after their last, rows below the
-/// last whole block) with ordinary stores, so no line mixes the two. Returns `false`, having
+/// last whole block) with ordinary stores, so no line mixes the two (a tile narrower or
+/// shorter than that streams nothing and is moved whole that way). Returns `false`, having
 /// touched nothing, where the target's rows are not a whole number of lines apart (their
-/// lines would start at different columns), or where `transpose_tile` would. Unfenced, like
-/// [`stream_run`].
+/// lines would start at different columns; a stride of 0 among them), where the target is
+/// not aligned to `T`'s size, or where `transpose_tile` would. Unfenced, like [`stream_run`].
 ///
 /// # Safety
 /// As [`transpose_tile`], and `T` must have no padding bytes (as no element type has). This
@@ -137,7 +139,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
     #[allow(clippy::manual_is_multiple_of)]
     if target_stride == 0
-        || target_stride.unsigned_abs() * size % LINE != 0
+        || target_stride.unsigned_abs().wrapping_mul(size) % LINE != 0
         || target as usize % size != 0
     {
         return false;
@@ -153,6 +155,8 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     // apart), as `avx::stream_blocks` needs, and hold whole lines and whole blocks.
     unsafe {
         if lines > 0 && whole_rows > 0 {
+            #[cfg(test)]
+            tests::STREAMED_LINES.with(|count| count.set(count.get() + whole_rows * lines));
             (kernel.stream)(
                 source.wrapping_offset(lead as isize * source_stride).cast(),
                 source_stride,
@@ -251,8 +255,8 @@ pub(crate) fn prefetch_run<T>(first: *const T, length: usize) {
     let _ = (first, length);
 }
 
-/// Orders this thread's earlier `stream_run` stores before its later stores (and, with them,
-/// before whatever hands the target on).
+/// Orders this thread's earlier `stream_run` and `stream_tile` stores before its later stores
+/// (and, with them, before whatever hands the target on).
 pub(crate) fn fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `sfence` has no precondition (SSE, which every x86-64 CPU has); older
@@ -634,7 +638,107 @@ mod avx {
 
 #[cfg(test)]
 mod tests {
-    use super::transpose_tile;
+    use super::{fence, stream_tile, transpose_tile, LINE};
+
+    std::thread_local! {
+        /// How many target lines this thread's `stream_tile` calls have streamed.
+        pub(super) static STREAMED_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// `stream_tile` over every lead (the tile's first column 0 to a line's worth of
+    /// elements past a line boundary), rows down and up (a negative target stride), tiles
+    /// with and without whole blocks and lines: every element moved, nothing around it
+    /// touched, and exactly the whole lines inside the whole blocks streamed.
+    fn check_stream<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+        let size = size_of::<T>();
+        let per_line = LINE / size;
+        let block = if size == 4 { 8 } else { 4 };
+        for (rows, columns) in [(8, 40), (13, 37), (3, 50), (16, 5), (24, 64)] {
+            // Target rows a whole number of lines apart, with room for any lead.
+            let row_length = (columns + per_line).div_ceil(per_line) * per_line;
+            let source_stride = rows + 3;
+            let source: Vec<T> = (0..columns * source_stride).map(value).collect();
+            for lead in 0..per_line {
+                for reversed in [false, true] {
+                    // A buffer with a line to spare, its rows starting on a line boundary.
+                    let mut target = vec![blank; (rows + 1) * row_length];
+                    let aligned = target.as_ptr().align_offset(LINE);
+                    assert!(aligned < per_line, "the buffer is aligned to its element");
+                    let (first_row, stride) = if reversed {
+                        (rows - 1, -(row_length as isize))
+                    } else {
+                        (0, row_length as isize)
+                    };
+                    let corner = aligned + first_row * row_length + lead;
+                    STREAMED_LINES.with(|count| count.set(0));
+                    // SAFETY: the tile's source elements lie in `source`; its target rows,
+                    // `row_length` apart down or up from `corner`, lie in `target`, which
+                    // is not `source`; elements of these types have no padding; fenced
+                    // before the target is read.
+                    let streamed = unsafe {
+                        let to = target.as_mut_ptr().add(corner);
+                        stream_tile(
+                            source.as_ptr(),
+                            source_stride as isize,
+                            to,
+                            stride,
+                            [rows, columns],
+                        )
+                    };
+                    fence();
+                    let case = format!("{rows} × {columns}, lead {lead}, reversed {reversed}");
+                    assert!(streamed, "{case}");
+                    let first_line = ((per_line - lead) % per_line).min(columns);
+                    let lines = (columns - first_line) / per_line;
+                    let expected_lines = rows / block * block * lines;
+                    assert_eq!(
+                        STREAMED_LINES.with(|count| count.get()),
+                        expected_lines,
+                        "{case}"
+                    );
+                    for (at, &got) in target.iter().enumerate() {
+                        let offset = at as isize - corner as isize;
+                        let row = offset.div_euclid(stride.abs());
+                        let row = if reversed { -row } else { row };
+                        let column = offset.rem_euclid(stride.abs());
+                        let inside = (0..rows as isize).contains(&row) && column < columns as isize;
+                        let expected = if inside {
+                            source[row as usize + column as usize * source_stride]
+                        } else {
+                            blank
+                        };
+                        assert_eq!(got, expected, "{case}: element {at}");
+                    }
+                }
+            }
+        }
+        // Rows not a whole number of lines apart: refused, nothing touched.
+        let mut target = vec![blank; 64 * 64];
+        // SAFETY: the 8 × 8 tile's elements lie in both buffers, which are distinct.
+        let streamed = unsafe {
+            let source: Vec<T> = (0..64 * 64).map(value).collect();
+            stream_tile(
+                source.as_ptr(),
+                64,
+                target.as_mut_ptr(),
+                per_line as isize + 1,
+                [8, 8],
+            )
+        };
+        assert!(!streamed);
+        assert!(target.iter().all(|&element| element == blank));
+    }
+
+    #[test]
+    fn streamed_tiles_are_moved_exactly() {
+        if !super::streams::<f32>() || !super::transposes::<f32>() {
+            return;
+        }
+        check_stream(|n| n as f32 + 0.5, -1.0);
+        check_stream(|n| 0x7f80_0001 + n as u32, 0);
+        check_stream(|n| n as f64 - 0.25, -1.0);
+        check_stream(|n| [n as f32, -(n as f32)], [0.0; 2]);
+    }
 
     /// Transposes a `rows × columns` tile out of a source with `pad` spare elements per
     /// column into a target with `pad` spare elements per row, and compares every element
