@@ -1905,6 +1905,28 @@ mod tests {
         }
     }
 
+    /// Runs `run` on a pool of `threads` threads, its copies streamed whatever their size
+    /// where `stream`, and returns how many runs or tiles (`counter`) the calling thread
+    /// streamed (the others count on their own threads).
+    fn count_streamed(
+        threads: usize,
+        stream: bool,
+        counter: &'static std::thread::LocalKey<std::cell::Cell<usize>>,
+        run: impl FnOnce() + Send,
+    ) -> usize {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool");
+        pool.install(|| {
+            STREAM_ALWAYS.with(|flag| flag.set(stream));
+            counter.with(|count| count.set(0));
+            run();
+            STREAM_ALWAYS.with(|flag| flag.set(false));
+            counter.with(|count| count.get())
+        })
+    }
+
     /// `c[i, j] = a[j, i]` copied into a view `skip` columns into rows `skip + columns + pad`
     /// long, streamed whatever the size, with 1 and 2 threads: the tiles are streamed exactly
     /// where the target's rows are a whole number of cache lines apart (their first line
@@ -1924,13 +1946,7 @@ mod tests {
                 for threads in [1, 2] {
                     let mut c = Tensor::<T>::from_fn([rows, wide], |ix| value(ix[1] + 7));
                     let before = c.clone();
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .expect("a pool");
-                    let streamed = pool.install(|| {
-                        STREAM_ALWAYS.with(|flag| flag.set(true));
-                        STREAMED_TILES.with(|tiles| tiles.set(0));
+                    let streamed = count_streamed(threads, true, &STREAMED_TILES, || {
                         let view = c.view_mut().slice_axis(1, skip..skip + columns);
                         let target = TargetShared::__tdsl_target(&view);
                         copy(Step::new(
@@ -1941,8 +1957,6 @@ mod tests {
                             2,
                             [a.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
                         ));
-                        STREAM_ALWAYS.with(|flag| flag.set(false));
-                        STREAMED_TILES.with(|tiles| tiles.get())
                     });
                     let case = format!("{rows} × {columns} in rows of {wide}, {threads} threads");
                     // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
@@ -2047,13 +2061,7 @@ mod tests {
                     let wide = [shape[0], shape[1], shape[2] + in_view as usize];
                     let mut c = Tensor::<T>::from_fn(wide, |ix| value(ix[2] + 7));
                     let before = c.clone();
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .expect("a pool");
-                    let streamed = pool.install(|| {
-                        STREAM_ALWAYS.with(|flag| flag.set(stream));
-                        STREAMED_RUNS.with(|runs| runs.set(0));
+                    let streamed = count_streamed(threads, stream, &STREAMED_RUNS, || {
                         let view = c.view_mut().slice_axis(2, wide[2] - shape[2]..wide[2]);
                         let target = TargetShared::__tdsl_target(&view);
                         let axes = order.map(Axis::Loop);
@@ -2065,8 +2073,6 @@ mod tests {
                             3,
                             [a.__tdsl_operand().at(&axes)],
                         ));
-                        STREAM_ALWAYS.with(|flag| flag.set(false));
-                        STREAMED_RUNS.with(|runs| runs.get())
                     });
                     // Streamed where it may be: a plain copy (not transposed, which goes in
                     // tiles) with one thread (the others count on their own threads).
