@@ -927,7 +927,8 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                         sum.add(self.sum_in_order(start, end..to, strides, T::ZERO));
                     }
                 }
-                None => sum.add(self.sum_block(start, from..to, strides)),
+                // Read element by element (no lanes for these strides): in order.
+                None => sum.add(self.sum_in_order(start, from..to, strides, T::ZERO)),
             }
             from = to;
         }
