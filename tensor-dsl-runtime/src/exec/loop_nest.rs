@@ -25,7 +25,8 @@ use super::transpose::{
 /// copy follows its operand's where the two share that loop), point-wise loops that continue
 /// one another run as one, inner runs over unit strides are unchecked slices the compiler
 /// vectorizes, sums keep `LANES` partial sums, a point-wise copy that reads across the
-/// target's rows is tiled, and a large copy's runs are written around the caches.
+/// target's rows is tiled, and a large copy's runs and its tiles' whole lines are written
+/// around the caches.
 #[inline]
 pub fn evaluate<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
