@@ -12,7 +12,8 @@ use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
 use super::step::Step;
 use super::transpose::{
-    fence, line_lead, prefetch_run, stream_run, stream_tile, streams, transpose_tile, transposes,
+    fence, line_lead, lines_apart, prefetch_run, stream_run, stream_tile, streams, transpose_tile,
+    transposes,
 };
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
@@ -312,9 +313,9 @@ fn merged<const L: usize, const N: usize>(
 }
 
 // Heuristic: a copy whose target has at least this many bytes writes its contiguous runs and
-// its transposed tiles' whole lines with non-temporal stores (`Nest::stream`): more than a machine like ours caches (8 MiB of
-// L3 for two cores), so the caches would only read each target line in before it is
-// overwritten, a third of a copy's traffic. Measured on 256³ f32 with plain stores: 0.64×
+// its transposed tiles' whole lines with non-temporal stores (`Nest::stream`): more than a
+// machine like ours caches (8 MiB of L3 for two cores), so the caches would only read each
+// target line in before it is overwritten, a third of a copy's traffic. Measured on 256³ f32 with plain stores: 0.64×
 // `copy_from_slice`, whose large copies stream.
 const STREAM_BYTES: usize = 8 << 20;
 
@@ -463,14 +464,10 @@ fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
             // A streamed copy's tiles start on the target's line boundaries after the first
             // (whose columns reach the first), so only the rows' ends are stored the cached
             // way, not a line at each tile's edge.
-            // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-            #[allow(clippy::manual_is_multiple_of)]
-            let whole_lines = target_strides[outer]
-                .unsigned_abs()
-                .wrapping_mul(size_of::<T>())
-                % 64
-                == 0;
-            let lead = if nest.stream && whole_lines && target_strides[inner] == 1 {
+            let lead = if nest.stream
+                && lines_apart::<T>(target_strides[outer])
+                && target_strides[inner] == 1
+            {
                 line_lead(nest.target.wrapping_offset(point.target)).min(columns)
             } else {
                 0
@@ -1180,7 +1177,6 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             // copied into the buffer as they lie, and the buffer is transposed.
             let from = source.data.wrapping_offset(corner.operands[transposed]);
             let to = self.target.wrapping_offset(corner.target);
-
             // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
             #[allow(clippy::manual_is_multiple_of)]
             let page_apart = across_step.unsigned_abs().wrapping_mul(size_of::<T>()) % 4096 == 0;

@@ -138,10 +138,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     };
     // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
     #[allow(clippy::manual_is_multiple_of)]
-    if target_stride == 0
-        || target_stride.unsigned_abs().wrapping_mul(size) % LINE != 0
-        || target as usize % size != 0
-    {
+    if !lines_apart::<T>(target_stride) || target as usize % size != 0 {
         return false;
     }
     // Columns up to the rows' first line boundary (the same in every row), then whole lines.
@@ -189,6 +186,15 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
 
 /// The bytes of a cache line, the unit a non-temporal store fills.
 const LINE: usize = 64;
+
+/// Whether rows `stride` elements of `T` apart are a whole number of cache lines apart (and
+/// not the same row), so each row's lines start at the same column.
+pub(crate) fn lines_apart<T>(stride: isize) -> bool {
+    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
+    #[allow(clippy::manual_is_multiple_of)]
+    let whole = stride.unsigned_abs().wrapping_mul(size_of::<T>()) % LINE == 0;
+    stride != 0 && whole
+}
 
 /// How many elements from `at` the next cache line starts (0 on a boundary, and where `at`
 /// is not aligned to `T`'s size, whose elements then never meet one).
