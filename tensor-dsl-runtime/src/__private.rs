@@ -30,7 +30,7 @@ pub use crate::tensor::Tensor;
 
 /// A `β·target` term of a point-wise statement: with β = 0 the target's element is not used,
 /// so NaN or infinity already there does not reach the result (BLAS's β = 0, for every form).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn times_target<T: Element>(beta: T, target: T) -> T {
     if beta == T::ZERO {
         T::ZERO
@@ -40,14 +40,14 @@ pub fn times_target<T: Element>(beta: T, target: T) -> T {
 }
 
 /// A numeric literal as a value of the statement's element type.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn lit<W: Witness + ?Sized>(_witness: &W, value: f64) -> W::Elem {
     Element::from_f64(value)
 }
 
 /// A `powi` exponent computed by Rust, in the slot of a CUDA kernel's scalars that carries it
 /// (`Element::from_exponent_bits`).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn exponent_slot<W: Witness + ?Sized>(_witness: &W, exponent: i32) -> W::Elem
 where
     W::Elem: Fractional,
@@ -56,7 +56,7 @@ where
 }
 
 /// Zero in the statement's element type: the start of a scalar sum.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn zero_like<W: Witness + ?Sized>(_witness: &W) -> W::Elem {
     <W::Elem as Element>::ZERO
 }
@@ -71,7 +71,7 @@ pub fn zeros_like<W: Witness + ?Sized, const R: usize>(
 
 /// A zero-filled `let` result whose type follows the extent types of its indices (see
 /// [`LetResult`]): a nested array when every one is static, else a tensor.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>>(
     _witness: &W,
     _extents: E,
@@ -95,12 +95,13 @@ pub const SMALL_DYNAMIC_STEP_POINTS: usize = 512;
 /// a time. Not where the runtime is built unoptimized (`cfg(tdsl_unoptimized)`): nothing is
 /// vectorized there, and the build folds the constant branch away, which saved about 1 s per
 /// 100 statements of a debug build (`benches/compile_cost.py`: 5.3 s with the chunks, 4.25 s
-/// without).
+/// without). Generated code writes the chunks only where debug assertions are off, so a
+/// debug build does not type-check them either.
 pub const CHUNKED_SUMS: bool = !cfg!(tdsl_unoptimized);
 
 /// Whether a step over `extents` is small enough for written-out loops (see
 /// [`SMALL_STEP_POINTS`]; `is_static`: every tensor of the statement has static extents).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
     points(extents)
         <= if is_static {
@@ -115,13 +116,13 @@ pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
 /// elements (`DenseTarget::pointwise`) than by the general kernel: whenever the kernel would
 /// not split it between threads, since the loop is the kernel's own
 /// inner loop without the proof and dispatch before it (at 64 × 64, half the time).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn is_small_run<const L: usize>(operands: usize, extents: &[usize; L]) -> bool {
     points(extents).saturating_mul(operands + 1) < crate::exec::loop_nest::PARALLEL_WORK
 }
 
 /// The points of a step over `extents` (their product, saturating).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 fn points<const L: usize>(extents: &[usize; L]) -> usize {
     extents
         .iter()
@@ -146,28 +147,35 @@ pub fn stub_any<T>() -> T {
 
 /// The extent type of axis `K` of a tensor whose layout is `_layout` (see [`AxisExtent`]), as
 /// a value for [`agree`] and [`new_result`].
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn extent_of<const K: usize, E: AxisExtent<K>>(_layout: &StaticLayout<E>) -> E::Extent {
     Default::default()
 }
 
 /// The extent type of an index over two of its uses (see [`Meet`]), as a value.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn meet<A: Meet<B>, B>(_first: A, _later: B) -> A::Output {
     Default::default()
 }
 
 /// The layout `operand`'s type states, with its shape (see [`StaticLayout`]).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn layout_of<X: Operand + ?Sized>(operand: &X) -> StaticLayout<X::Extents> {
     StaticLayout::claiming(&operand.__tdsl_shape())
 }
 
 /// Read access to `operand` (see [`shape_of`] for why a function).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn read_operand<X: Operand + ?Sized>(operand: &X) -> Access<'_, X::Elem> {
     operand.__tdsl_operand()
 }
 
 #[cfg(tdsl_unoptimized)]
 pub use crate::exec::prebuilt::instances as prebuilt_instances;
+
+/// A step's value at a point, as the one closure both paths of a statement call (the kernel
+/// and the written-out loops): `N` fixes the closure's argument type before either call.
+#[inline(always)]
+pub fn point_body<T, const N: usize, F: Fn([T; N]) -> T>(body: F) -> F {
+    body
+}

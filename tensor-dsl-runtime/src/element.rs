@@ -295,51 +295,51 @@ macro_rules! impl_float {
             const ONE: Self = 1.0;
             const KIND: Kind = Kind::$kind;
             type Part = $t;
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_part(part: Self) -> Self {
                 part
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn split_parts(self) -> [Self; 2] {
                 [self, 0.0]
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_f64(value: f64) -> Self {
                 value as $t
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn plus(self, other: Self) -> Self {
                 self + other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn minus(self, other: Self) -> Self {
                 self - other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn times(self, other: Self) -> Self {
                 self * other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn negated(self) -> Self {
                 -self
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn abs(self) -> Self {
                 $t::abs(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn conj(self) -> Self {
                 self
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn re(self) -> Self {
                 self
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn im(self) -> Self {
                 0.0
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn device_bits(self) -> [u64; 2] {
                 [self.to_bits().into(), 0]
             }
@@ -361,66 +361,66 @@ macro_rules! impl_float {
         }
 
         impl Real for $t {
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn max(self, other: Self) -> Self {
                 $t::max(self, other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn min(self, other: Self) -> Self {
                 $t::min(self, other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn to_f64(self) -> f64 {
                 self as f64
             }
         }
 
         impl Fractional for $t {
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn exp(self) -> Self {
                 $t::exp(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn ln(self) -> Self {
                 $t::ln(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn sqrt(self) -> Self {
                 $t::sqrt(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn sin(self) -> Self {
                 $t::sin(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn cos(self) -> Self {
                 $t::cos(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn tan(self) -> Self {
                 $t::tan(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn tanh(self) -> Self {
                 $t::tanh(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn sigmoid(self) -> Self {
                 1.0 / (1.0 + (-self).exp())
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn pow(self, exponent: Self) -> Self {
                 $t::powf(self, exponent)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn powi(self, exponent: i32) -> Self {
                 $t::powi(self, exponent)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn over(self, other: Self) -> Self {
                 self / other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_exponent_bits(exponent: i32) -> Self {
                 // Bits are moved, never computed with, so they arrive unchanged (even as a NaN).
                 $t::from_bits((exponent as u32).into())
@@ -444,51 +444,51 @@ macro_rules! impl_integer {
             const ONE: Self = 1;
             const KIND: Kind = Kind::$kind;
             type Part = $t;
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_part(part: Self) -> Self {
                 part
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn split_parts(self) -> [Self; 2] {
                 [self, 0]
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_f64(value: f64) -> Self {
                 value as $t
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn plus(self, other: Self) -> Self {
                 self.wrapping_add(other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn minus(self, other: Self) -> Self {
                 self.wrapping_sub(other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn times(self, other: Self) -> Self {
                 self.wrapping_mul(other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn negated(self) -> Self {
                 self.wrapping_neg()
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn abs(self) -> Self {
                 self.wrapping_abs()
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn conj(self) -> Self {
                 self
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn re(self) -> Self {
                 self
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn im(self) -> Self {
                 0
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn device_bits(self) -> [u64; 2] {
                 // Two's complement, sign-extended; the argument block keeps this type's width.
                 [self as u64, 0]
@@ -535,15 +535,15 @@ macro_rules! impl_integer {
         }
 
         impl Real for $t {
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn max(self, other: Self) -> Self {
                 Ord::max(self, other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn min(self, other: Self) -> Self {
                 Ord::min(self, other)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn to_f64(self) -> f64 {
                 self as f64
             }
@@ -566,52 +566,52 @@ macro_rules! impl_complex {
             const ONE: Self = $t::new(1.0, 0.0);
             const KIND: Kind = Kind::$kind;
             type Part = $part;
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_part(part: $part) -> Self {
                 $t::new(part, 0.0)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn split_parts(self) -> [$part; 2] {
                 [self.re, self.im]
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_f64(value: f64) -> Self {
                 $t::new(value as $part, 0.0)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn plus(self, other: Self) -> Self {
                 self + other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn minus(self, other: Self) -> Self {
                 self - other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn times(self, other: Self) -> Self {
                 self * other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn negated(self) -> Self {
                 -self
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn abs(self) -> Self {
                 // `hypot`: no overflow or underflow in the squares.
                 $t::new(self.norm(), 0.0)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn conj(self) -> Self {
                 $t::conj(&self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn re(self) -> Self {
                 $t::new(self.re, 0.0)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn im(self) -> Self {
                 $t::new(self.im, 0.0)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn device_bits(self) -> [u64; 2] {
                 [self.re.to_bits().into(), self.im.to_bits().into()]
             }
@@ -633,51 +633,51 @@ macro_rules! impl_complex {
         }
 
         impl Fractional for $t {
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn exp(self) -> Self {
                 $t::exp(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn ln(self) -> Self {
                 $t::ln(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn sqrt(self) -> Self {
                 $t::sqrt(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn sin(self) -> Self {
                 $t::sin(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn cos(self) -> Self {
                 $t::cos(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn tan(self) -> Self {
                 $t::tan(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn tanh(self) -> Self {
                 $t::tanh(self)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn sigmoid(self) -> Self {
                 Self::ONE / (Self::ONE + (-self).exp())
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn pow(self, exponent: Self) -> Self {
                 $t::powc(self, exponent)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn powi(self, exponent: i32) -> Self {
                 $t::powi(&self, exponent)
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn over(self, other: Self) -> Self {
                 self / other
             }
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn from_exponent_bits(exponent: i32) -> Self {
                 // In the real part, where a complex module reads it back.
                 $t::new(<$part>::from_bits((exponent as u32).into()), 0.0)
@@ -726,11 +726,11 @@ mod matrix {
         ($($t:ident)*) => {$(
             impl MatrixElement for $t {
                 type Modulus = $t;
-                #[inline(always)]
+                #[cfg_attr(not(tdsl_unoptimized), inline(always))]
                 fn real_part(self) -> $t {
                     self
                 }
-                #[inline(always)]
+                #[cfg_attr(not(tdsl_unoptimized), inline(always))]
                 fn modulus_squared(self) -> $t {
                     self * self
                 }
@@ -743,11 +743,11 @@ mod matrix {
         ($($t:ident $part:ident)*) => {$(
             impl MatrixElement for $t {
                 type Modulus = $part;
-                #[inline(always)]
+                #[cfg_attr(not(tdsl_unoptimized), inline(always))]
                 fn real_part(self) -> $part {
                     self.re
                 }
-                #[inline(always)]
+                #[cfg_attr(not(tdsl_unoptimized), inline(always))]
                 fn modulus_squared(self) -> $part {
                     self.norm_sqr()
                 }

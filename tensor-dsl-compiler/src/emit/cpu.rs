@@ -195,6 +195,9 @@ struct Frame {
 /// enough for those (`__private::is_small` over its extents, with the larger limit when every
 /// tensor is static).
 struct StepCode {
+    /// The step's value at a point as one closure both paths call (`__private::point_body`),
+    /// where both need it: empty otherwise.
+    body_fn: TokenStream,
     general: TokenStream,
     written_out: TokenStream,
     small: TokenStream,
@@ -231,6 +234,8 @@ struct StepParts {
     body: TokenStream,
     /// The body is the step's one operand, unchanged (`__private::copy`).
     copy: bool,
+    /// The local holding the body as a closure (`StepCode::body_fn`), where the step has one.
+    shared_body: Option<Ident>,
 }
 
 /// The chunk widths, widest first, in which the written-out loops of a summing step take
@@ -699,12 +704,23 @@ impl StatementEmitter<'_> {
 
     /// One kernel call, and the same step as written-out loops. `in_place` names the target
     /// tensor when reads of it go through the target's own access.
-    fn step(&self, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> StepCode {
-        let parts = self.step_parts(step, lhs, in_place);
+    fn step(&self, k: usize, step: &Step, lhs: &[Slot], in_place: Option<TensorId>) -> StepCode {
+        let mut parts = self.step_parts(step, lhs, in_place);
         let proven = self.proven_step(&parts);
         let p = self.cx.private();
+        // A loop-nest step's kernel takes its body as a closure, and its written-out loops
+        // call the same one: type-checked and compiled once, not once per path.
+        let body_fn = if matches!(step.kernel, Kernel::LoopNest) && !parts.copy {
+            let name = hidden_numbered("__body", k);
+            let (n, body) = (parts.operands.len(), &parts.body);
+            parts.shared_body = Some(name.clone());
+            hygienic!(let #name = #p::point_body::<_, #n, _>(move |__x| #body);)
+        } else {
+            TokenStream::new()
+        };
         let extents = &parts.extents;
         StepCode {
+            body_fn,
             general: self.kernel_call(step, &parts, proven),
             written_out: self.written_out(&parts),
             small: if let Some(runs) = &parts.runs {
@@ -870,6 +886,7 @@ impl StatementEmitter<'_> {
             mode,
             body,
             copy,
+            shared_body: None,
         }
     }
 
@@ -906,13 +923,20 @@ impl StatementEmitter<'_> {
     /// through `__backend` (`dispatched_step`).
     fn kernel_call(&self, step: &Step, parts: &StepParts, proven: TokenStream) -> TokenStream {
         let p = self.cx.private();
-        let (body, extents) = (&parts.body, &parts.extents);
+        let extents = &parts.extents;
+        let body = match &parts.shared_body {
+            Some(name) => name.to_token_stream(),
+            None => {
+                let body = &parts.body;
+                hygienic!(move |__x| #body)
+            }
+        };
         let call = if self.cx.dispatch {
-            self.dispatched_step(step, proven, body)
+            self.dispatched_step(step, proven, &body)
         } else {
             match &step.kernel {
                 Kernel::LoopNest if parts.copy => hygienic!(#p::copy(#proven)),
-                Kernel::LoopNest => hygienic!(#p::evaluate(#proven, move |__x| #body)),
+                Kernel::LoopNest => hygienic!(#p::evaluate(#proven, #body)),
                 // Which loops each factor uses, and each loop's GEMM role, the runtime reads
                 // off the proven accesses: nothing it trusts travels separately.
                 Kernel::Network(_) => {
@@ -955,16 +979,26 @@ impl StatementEmitter<'_> {
             runs,
             alpha,
             mode,
-            body,
+            shared_body,
             ..
         } = parts;
         let (n_out, n_loops) = (*n_out, extents.len());
+        // The value at a point (over `__x`, the elements loaded there, if any), and the body
+        // as a closure.
+        let (body, closure) = match shared_body {
+            Some(name) if loads.is_empty() => (hygienic!(#name([])), hygienic!(&#name)),
+            Some(name) => (hygienic!(#name(__x)), hygienic!(&#name)),
+            None => {
+                let body = &parts.body;
+                (body.clone(), hygienic!(|__x| #body))
+            }
+        };
         if let Some(runs) = runs {
             return hygienic! {
                 {
                     let __mode = #mode;
                     let __alpha = #alpha;
-                    __dense_target.pointwise([#(#runs),*], __mode, __alpha, |__x| #body);
+                    __dense_target.pointwise([#(#runs),*], __mode, __alpha, #closure);
                 }
             };
         }
@@ -1048,20 +1082,29 @@ impl StatementEmitter<'_> {
             });
             let rest = points(n_out);
             let narrowest = CHUNKS[CHUNKS.len() - 1];
+            // Only where debug assertions are off (Cargo's release profile): the chunks give
+            // the same bits as the points one at a time, and a debug build, which would not
+            // vectorize them, type-checks about a fifth less of each statement without them.
             let nest = hygienic! {
+                #[allow(unused_mut)]
                 let mut __chunked = 0usize;
-                if #p::CHUNKED_SUMS && __ext[#last] >= #narrowest {
+                #[cfg(not(debug_assertions))]
+                let () = if #p::CHUNKED_SUMS && __ext[#last] >= #narrowest {
                     let mut #var = 0usize;
                     #(#chunks)*
                     __chunked = #var;
-                }
+                };
                 for #var in __chunked..__ext[#last] {
                     #rest
                 }
             };
             let nest = written_loops(0..last, nest);
+            let closure = match shared_body {
+                Some(_) => closure,
+                None => hygienic!(|__x: [_; #n_loads]| #body),
+            };
             hygienic! {
-                let __body = |__x: [_; #n_loads]| #body;
+                let __body = #closure;
                 #nest
             }
         };
@@ -1124,8 +1167,10 @@ impl StatementEmitter<'_> {
     ) -> TokenStream {
         let code: Vec<StepCode> = steps
             .iter()
-            .map(|step| self.step(step, lhs, in_place))
+            .enumerate()
+            .map(|(k, step)| self.step(k, step, lhs, in_place))
             .collect();
+        let body_fns = code.iter().map(|step| &step.body_fn);
         let small = code.iter().map(|step| &step.small);
         let written_out = code.iter().map(|step| &step.written_out);
         let general = code.iter().map(|step| &step.general);
@@ -1153,6 +1198,7 @@ impl StatementEmitter<'_> {
             .map(|step| step.target_layout.clone())
             .unwrap_or_default();
         hygienic! {
+            #(#body_fns)*
             match (
                 true #(&& #small)*,
                 __target.as_dense(#target_layout),
@@ -1211,6 +1257,7 @@ impl StatementEmitter<'_> {
 
     /// A step through `__backend`: the host kernel, or the step's CUDA module on a device.
     fn dispatched_step(&self, step: &Step, proven: TokenStream, body: &TokenStream) -> TokenStream {
+        // `body`: the step's closure (a loop nest's), unused by the other kernels.
         let p = self.cx.private();
         let module = self.step_module(step);
         let scalar_values = (0..self.statement.scalars.len()).map(|k| self.scalar(k));
@@ -1222,7 +1269,7 @@ impl StatementEmitter<'_> {
         let scalar_values = hygienic!(&[#(#scalar_values,)* #(#exponent_slots),*]);
         match &step.kernel {
             Kernel::LoopNest => hygienic! {
-                #p::Backend::evaluate(&__backend, #proven, move |__x| #body, #module, #scalar_values)
+                #p::Backend::evaluate(&__backend, #proven, #body, #module, #scalar_values)
             },
             Kernel::Network(_) => {
                 let conj = conjugated_factors(step);

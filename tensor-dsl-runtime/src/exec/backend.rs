@@ -162,7 +162,7 @@ pub struct Host;
 impl Backend for Host {
     type Kind = OnHost;
     type Step<'a, T: Element, const L: usize, const N: usize> = Step<'a, T, L, N>;
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn prove<'a, T: Element, const L: usize, const N: usize>(
         &self,
         target: TargetUse<'a, T>,
@@ -184,7 +184,7 @@ impl Backend for Host {
     ) -> Tensor<W::Elem> {
         Tensor::zeros(shape)
     }
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>, const R: usize>(
         &self,
         _witness: &W,
@@ -193,7 +193,7 @@ impl Backend for Host {
     ) -> E::Output {
         E::zeros(&shape)
     }
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn evaluate<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
@@ -203,7 +203,7 @@ impl Backend for Host {
     ) {
         super::loop_nest::evaluate(step, body)
     }
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn contract<T: Element, const L: usize>(
         &self,
         step: Step<'_, T, L, 2>,
@@ -213,7 +213,7 @@ impl Backend for Host {
     ) {
         super::gemm::contract(step, conj)
     }
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn contract_network<T: Element, const L: usize, const N: usize>(
         &self,
         step: Step<'_, T, L, N>,
@@ -306,7 +306,7 @@ impl SlicesRun for OnHost {}
 impl SlicesRun for OnDevice {}
 
 /// Compiles only if a range may cut the accesses of `backend`'s tensors (see [`SlicesRun`]).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn slices_run<B: Backend>(_backend: &B)
 where
     B::Kind: SlicesRun,
@@ -379,5 +379,5 @@ pub struct HostOperand;
 impl RunsOn<OnHost> for HostOperand {}
 
 /// Compiles only if `operand` lives where `backend` runs.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn same_backend<B: Backend, X: RunsOn<B::Kind> + ?Sized>(_backend: &B, _operand: &X) {}

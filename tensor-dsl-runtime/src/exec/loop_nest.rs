@@ -395,7 +395,7 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
 /// Whether this thread's loop nests must run the baseline compilation (a test comparing the
 /// two sets it); never outside the tests.
 #[cfg(not(test))]
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 fn baseline_only() -> bool {
     false
 }
@@ -403,7 +403,7 @@ fn baseline_only() -> bool {
 /// Whether this thread streams every copy it may, whatever its size (a test of the streamed
 /// path on small tensors); never outside the tests.
 #[cfg(not(test))]
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 fn stream_always() -> bool {
     false
 }
@@ -440,7 +440,7 @@ unsafe fn run_nest_avx2<T: Element, F: Fn([T; N]) -> T, const L: usize, const N:
 
 /// The loop nest itself (see [`run_nest`]), inlined into each of its compilations.
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     tiled: Option<usize>,
@@ -688,7 +688,7 @@ impl<T: Element> Cascade<T> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn add(&mut self, value: T) {
         let mut carry = value;
         let mut level = 0;
@@ -733,7 +733,7 @@ impl<T: Element> LaneCascade<T> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn add_lanes(&mut self, lanes: [T; LANES]) {
         let mut carry = lanes;
         let mut level = 0;
@@ -850,7 +850,7 @@ impl<T: Element> Source<T> {
     ///
     /// # Safety
     /// As [`pointer::offset`], counting what the buffer holds.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     unsafe fn offset(self, count: isize) -> Self {
         // SAFETY: forwarded from the caller.
         let data = unsafe { stored_offset(self.data, self.part, count) };
@@ -861,7 +861,7 @@ impl<T: Element> Source<T> {
     ///
     /// # Safety
     /// The element (a `T`, or a `T::Part` if `part`) must be valid for reads.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     unsafe fn read(self) -> T {
         // SAFETY: forwarded from the caller.
         unsafe { stored_read(self.data, self.part) }
@@ -893,7 +893,7 @@ unsafe impl<T: Sync, F: Sync, const N: usize> Sync for Nest<'_, T, F, N> {}
 
 impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// Writes `α · value` into the target at `offset` according to the mode.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn store(&self, offset: isize, value: T) {
         // SAFETY: callers pass offsets of target elements proven in bounds by the step.
         unsafe { combine(self.mode, self.alpha, self.target.offset(offset), value) }
@@ -907,7 +907,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// summation), and the lanes are reduced to one value once per run (or per
     /// 2^[`LANE_LEVELS`] blocks), not once per block. A run whose operands are read
     /// element by element (strided) sums each block in order and its blocks pairwise.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn sum_run(&self, start: Point<N>, length: usize, strides: &[isize; N]) -> T {
         if length <= BLOCK {
             return self.sum_block(start, 0..length, strides);
@@ -935,7 +935,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
 
     /// The sum of a block of at most [`BLOCK`] points: its lanes pairwise, then the points
     /// after its whole chunks in order.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn sum_block(&self, start: Point<N>, range: Range<usize>, strides: &[isize; N]) -> T {
         let end = range.end;
         match self.block_lanes(start, range.clone(), strides) {
@@ -945,7 +945,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     }
 
     /// `sum` plus the points of `range`, one after another.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn sum_in_order(
         &self,
         start: Point<N>,
@@ -969,7 +969,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// The [`LANES`] partial sums of a block's whole chunks of points (lane `l` adding points
     /// `l`, `l + LANES`, … from the block's start in order) and where those chunks end, where
     /// the block holds a chunk and every operand's stride is 1 or 0; `None` otherwise.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn block_lanes(
         &self,
         start: Point<N>,
@@ -1017,7 +1017,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// loop `n_out - 1`, from `start`, along which every operand has stride 1 or 0: each point's
     /// values are added in order in blocks of [`STRIP_ROWS`], and the blocks' sums pairwise,
     /// the error bound of a summing run.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn sum_strip<'s, const L: usize>(
         &self,
         strip: &'s mut Strip<T>,
@@ -1103,7 +1103,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
 
     /// For a run whose operands all have stride 0 or 1, a chunk of each stride-0 operand's one
     /// element repeated, so every operand of a chunk reads contiguously; `None` otherwise.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn broadcast(&self, start: Point<N>, strides: &[isize; N]) -> Option<[[T; LANES]; N]> {
         strides.iter().all(|&s| s == 0 || s == 1).then(|| {
             std::array::from_fn(|o| {
@@ -1118,7 +1118,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     }
 
     /// Where each operand's `LANES` elements from point `k` of a run start.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn chunk(
         &self,
         start: Point<N>,
@@ -1257,7 +1257,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     /// # Safety
     /// As `transpose_tile`, and, where this nest streams, as `stream_tile` (fenced by
     /// `run_nest`).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     unsafe fn move_tile(
         &self,
         source: *const T,
@@ -1278,7 +1278,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
     }
 
     /// Stores `body` at `length` points along one loop (nothing is summed).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn write_run(
         &self,
         start: Point<N>,
@@ -1320,7 +1320,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn write_run_with(
         &self,
         start: Point<N>,
@@ -1383,7 +1383,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
 ///
 /// # Safety
 /// `slot` must be valid for reads and writes.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub(super) unsafe fn combine<T: Element>(mode: Mode<T>, alpha: T, slot: *mut T, value: T) {
     let value = alpha.times(value);
     // SAFETY: forwarded from the caller.
@@ -1431,7 +1431,7 @@ impl<const N: usize> Point<N> {
     /// Moves `times` steps along one loop. Wrapping: an offset that is dereferenced is one the
     /// step proved, which fits, so wrapping changes nothing for it; an operand that addresses
     /// nothing (an empty loop elsewhere in its layout) may have strides whose multiples do not.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn step(&mut self, operand_strides: &[isize; N], target_stride: isize, times: isize) {
         for (offset, stride) in self.operands.iter_mut().zip(operand_strides) {
             *offset = offset.wrapping_add(stride.wrapping_mul(times));
@@ -1459,7 +1459,7 @@ struct Points<'a, const L: usize, const N: usize> {
 }
 
 impl<'a, const L: usize, const N: usize> Points<'a, L, N> {
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn new(
         extents: &'a [usize; L],
         vars: std::ops::Range<usize>,
@@ -1483,7 +1483,7 @@ impl<'a, const L: usize, const N: usize> Points<'a, L, N> {
 impl<const L: usize, const N: usize> Iterator for Points<'_, L, N> {
     type Item = Point<N>;
 
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn next(&mut self) -> Option<Point<N>> {
         if self.done {
             return None;

@@ -80,7 +80,7 @@ impl<'a, T> RawAccess<'a, T> {
 
     /// The first and last byte address the whole layout can reach, or `None` if it has no
     /// elements.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn address_span(&self) -> Option<(usize, usize)> {
         if self.shape.contains(&0) {
             return None;
@@ -107,7 +107,7 @@ impl<'a, T> RawAccess<'a, T> {
 /// The size in bytes of what a buffer of `T`s, or of their parts if `part`, holds per element.
 /// A part is half its complex number: `Complex<F>` is `repr(C)` of two `F`s, and only complex
 /// types have parts of another type (for the others `part` is never set).
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub(crate) fn stored_size<T>(part: bool) -> usize {
     if part {
         std::mem::size_of::<T>() / 2
@@ -118,7 +118,7 @@ pub(crate) fn stored_size<T>(part: bool) -> usize {
 
 /// Whether `part` is set and means something for `T`: only complex types have parts of another
 /// type, so for the others this is a constant `false` and the tests it guards fold away.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 fn holds_parts<T: Element>(part: bool) -> bool {
     part && std::mem::size_of::<T::Part>() != std::mem::size_of::<T>()
 }
@@ -127,7 +127,7 @@ fn holds_parts<T: Element>(part: bool) -> bool {
 ///
 /// # Safety
 /// As [`pointer::offset`], counting what the buffer holds.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub(crate) unsafe fn stored_offset<T: Element>(
     data: *const T,
     part: bool,
@@ -147,7 +147,7 @@ pub(crate) unsafe fn stored_offset<T: Element>(
 ///
 /// # Safety
 /// What is at `data` (a `T`, or a `T::Part` if `part`) must be valid for reads.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub(crate) unsafe fn stored_read<T: Element>(data: *const T, part: bool) -> T {
     // SAFETY: forwarded from the caller.
     unsafe {
@@ -198,7 +198,7 @@ impl std::fmt::Debug for ShapeRef<'_> {
 
 impl std::ops::Deref for ShapeRef<'_> {
     type Target = [usize];
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn deref(&self) -> &[usize] {
         match &self.0 {
             Held::Borrowed(shape) => shape,
@@ -363,7 +363,7 @@ impl<'a, T> TargetAccess<'a, T> {
     /// the statement's result equals evaluating its right-hand side first, whatever names the
     /// operand goes by (a second reference to a writable view, `{ &v }`, a function handed one
     /// view twice).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn detach<'o>(&self, operand: Access<'o, T>) -> Detached<'o, T>
     where
         T: Element,

@@ -66,7 +66,7 @@ macro_rules! let_result {
     (array $array:ty = $zero:expr; $($extent:ident),+) => {
         impl<T: Element, $(const $extent: usize),+> LetResult<T> for ($(Extent<$extent>,)+) {
             type Output = $array;
-            #[inline(always)]
+            #[cfg_attr(not(tdsl_unoptimized), inline(always))]
             fn zeros(_shape: &[usize]) -> $array {
                 const {
                     assert!(

@@ -53,7 +53,7 @@ struct DenseShape {
 /// must also be the one the statement checked (`StaticLayout::claims`): an operand whose access
 /// disagrees with its shape is left to the step's proof, which reports it before anything is
 /// written.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 fn dense_start<E: ExtentsType, T>(
     layout: &StaticLayout<E>,
     access: &RawAccess<'_, T>,
@@ -109,7 +109,7 @@ impl DenseShape {
     /// comparison per element, where the written-out loops' bounds are values: a position
     /// past its extent could only move to another of the access's own elements, and generated
     /// code never passes one).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn offset<E: ExtentsType, const R: usize>(&self, index: [usize; R]) -> Option<usize> {
         if R > MAX_STATIC_RANK || R != if E::STATIC { E::RANK } else { self.rank } {
             return None;
@@ -137,7 +137,7 @@ impl DenseShape {
     /// stride being non-negative), so it is one of the access's own elements, though a lane's
     /// position may run past its axis into the next row: generated code never asks for such
     /// a chunk.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn chunk<E: ExtentsType, const R: usize>(
         &self,
         index: [usize; R],
@@ -164,7 +164,7 @@ impl DenseShape {
 
 impl<'a, T> Access<'a, T> {
     /// This access as a dense one of `layout`'s type, if it is (see the module's invariant).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn as_dense<E: ExtentsType>(
         &self,
         layout: StaticLayout<E>,
@@ -181,7 +181,7 @@ impl<'a, T> Access<'a, T> {
 
 impl<'a, T> TargetAccess<'a, T> {
     /// This target as a dense one of `layout`'s type, if it is (see the module's invariant).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn as_dense<E: ExtentsType>(
         &self,
         layout: StaticLayout<E>,
@@ -208,7 +208,7 @@ pub struct DenseRun<'a, T> {
 
 impl<'a, T: Copy, E: ExtentsType> DenseAccess<'a, T, E> {
     /// Its elements as one run.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn run(&self) -> DenseRun<'a, T> {
         DenseRun {
             data: self.data,
@@ -220,7 +220,7 @@ impl<'a, T: Copy, E: ExtentsType> DenseAccess<'a, T, E> {
 
 impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     /// The element at `index` (one position per axis). An index outside the layout panics.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn load<const R: usize>(&self, index: [usize; R]) -> T {
         let Some(offset) = self.shape.offset::<E, R>(index) else {
             panic!("tensor-dsl bug: a written-out loop read outside its operand")
@@ -237,7 +237,7 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     /// `W` elements from `index`, lane `u` at the index whose positions `along` marks are
     /// moved `u` further. Lane 0's index must lie inside the layout and the last lane's
     /// offset below the element count, else it panics (see `DenseShape::chunk`).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn load_chunk<const R: usize, const W: usize>(
         &self,
         index: [usize; R],
@@ -264,7 +264,7 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
 /// # Safety
 ///
 /// `slot` is valid for reads and writes, and no other thread uses it meanwhile.
-#[inline(always)]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 unsafe fn combine<T: Element>(slot: *mut T, mode: Mode<T>, value: T) {
     // SAFETY: the caller's promise.
     unsafe {
@@ -281,7 +281,7 @@ unsafe fn combine<T: Element>(slot: *mut T, mode: Mode<T>, value: T) {
 impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// Combines `value` into the element at `index` as `mode` says (β = 0 does not read it).
     /// An index outside the layout panics.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn update<const R: usize>(&self, index: [usize; R], mode: Mode<T>, value: T) {
         let Some(offset) = self.shape.offset::<E, R>(index) else {
             panic!("tensor-dsl bug: a written-out loop wrote outside its target")
@@ -297,7 +297,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// (see [`DenseAccess::load_chunk`]) as `mode` says. A chunk whose lane 0 lies outside the
     /// layout, or whose last lane's offset is past the element count, panics before anything
     /// is written.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn update_chunk<const R: usize, const W: usize>(
         &self,
         index: [usize; R],
@@ -321,8 +321,25 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// indices are the target's own in the target's order, at the shapes the statement
     /// checked, so one offset is one point in all of them. A run of another length panics
     /// before anything is written.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn pointwise<const N: usize>(
+        &self,
+        runs: [DenseRun<'_, T>; N],
+        mode: Mode<T>,
+        alpha: T,
+        body: impl Fn([T; N]) -> T,
+    ) {
+        // Unoptimized builds (`cfg(tdsl_unoptimized)`) inline nothing: through a trait object
+        // the loops below are compiled once per element type and run count, not once per
+        // statement, as the loop-nest engine's are (`exec::loop_nest::evaluate`).
+        #[cfg(tdsl_unoptimized)]
+        let body: &dyn Fn([T; N]) -> T = &body;
+        self.pointwise_loops(runs, mode, alpha, body);
+    }
+
+    /// [`pointwise`](Self::pointwise)'s loops.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    fn pointwise_loops<const N: usize>(
         &self,
         runs: [DenseRun<'_, T>; N],
         mode: Mode<T>,
@@ -370,7 +387,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// borrowed `&mut` as a whole (an owned tensor, a nested array, a `let` result): the
     /// borrow checker keeps every operand away from it, and the answer is then a constant the
     /// compiler folds, leaving the general path of a statement over arrays dead code.
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn overlaps<F: ExtentsType>(&self, operand: &DenseAccess<'_, T, F>) -> bool {
         let size = std::mem::size_of::<T>();
         let (written, read) = (self.data as usize, operand.data as usize);

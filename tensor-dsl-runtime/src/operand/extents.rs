@@ -245,7 +245,7 @@ impl<E: ExtentsType> StaticLayout<E> {
 
     /// The layout `E` states, with `shape` as the shape the statement checked (kept for
     /// run-time extents of rank at most [`MAX_STATIC_RANK`]).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub(crate) fn claiming(shape: &[usize]) -> Self {
         // Element by element, not a call to `memcpy`/`memcmp` for a few words (small
         // statements on run-time extents call these on every run).
@@ -260,7 +260,7 @@ impl<E: ExtentsType> StaticLayout<E> {
     }
 
     /// Whether `shape` is the one the statement checked (see the field).
-    #[inline(always)]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub(crate) fn claims(&self, shape: &[usize]) -> bool {
         self.claimed.is_some_and(|(rank, extents)| {
             rank == shape.len()
