@@ -3,8 +3,8 @@
 //! inlined: there the loop-nest engine takes each statement's body as a trait object, so it is
 //! compiled once per element type and loop count instead of once per statement, and nothing is
 //! forced inline (`cfg_attr(not(tdsl_unoptimized), inline(always))`), so each statement calls
-//! the helpers rather than holding its own copy of each (about a third of a debug build's cost
-//! per statement, `benches/compile_cost.py`).
+//! the helpers rather than holding its own copy of each (about a quarter of a debug build's
+//! cost per statement, `benches/compile_cost.py`).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tdsl_unoptimized)");

@@ -174,8 +174,13 @@ pub fn read_operand<X: Operand + ?Sized>(operand: &X) -> Access<'_, X::Elem> {
 pub use crate::exec::prebuilt::instances as prebuilt_instances;
 
 /// A step's value at a point, as the one closure both paths of a statement call (the kernel
-/// and the written-out loops): `N` fixes the closure's argument type before either call.
-#[inline(always)]
-pub fn point_body<T, const N: usize, F: Fn([T; N]) -> T>(body: F) -> F {
+/// and the written-out loops). The witness and `N` fix the closure's argument and result types
+/// where it is written, so a value of another type in the body (`2.0f32` in an `f64`
+/// statement) is reported on its own token, not on the calls that take the closure.
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
+pub fn point_body<W: Witness + ?Sized, const N: usize, F: Fn([W::Elem; N]) -> W::Elem>(
+    _witness: &W,
+    body: F,
+) -> F {
     body
 }

@@ -714,7 +714,7 @@ impl StatementEmitter<'_> {
             let name = hidden_numbered("__body", k);
             let (n, body) = (parts.operands.len(), &parts.body);
             parts.shared_body = Some(name.clone());
-            hygienic!(let #name = #p::point_body::<_, #n, _>(move |__x| #body);)
+            hygienic!(let #name = #p::point_body::<_, #n, _>(&__zero, move |__x| #body);)
         } else {
             TokenStream::new()
         };

@@ -330,8 +330,9 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: impl Fn([T; N]) -> T,
     ) {
         // Unoptimized builds (`cfg(tdsl_unoptimized)`) inline nothing: through a trait object
-        // the loops below are compiled once per element type and run count, not once per
-        // statement, as the loop-nest engine's are (`exec::loop_nest::evaluate`).
+        // the loops below are compiled once per element type, extents type (one for every
+        // dynamic tensor and view) and run count, not once per statement, as the loop-nest
+        // engine's are (`exec::loop_nest::evaluate`).
         #[cfg(tdsl_unoptimized)]
         let body: &dyn Fn([T; N]) -> T = &body;
         self.pointwise_loops(runs, mode, alpha, body);
