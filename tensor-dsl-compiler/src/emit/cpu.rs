@@ -984,13 +984,15 @@ impl StatementEmitter<'_> {
         } = parts;
         let (n_out, n_loops) = (*n_out, extents.len());
         // The value at a point (over `__x`, the elements loaded there, if any), and the body
-        // as a closure.
+        // as a closure (its argument's length written out: the chunked loops call it before
+        // anything else fixes its type).
+        let n_loads = loads.len();
         let (body, closure) = match shared_body {
             Some(name) if loads.is_empty() => (hygienic!(#name([])), hygienic!(&#name)),
             Some(name) => (hygienic!(#name(__x)), hygienic!(&#name)),
             None => {
                 let body = &parts.body;
-                (body.clone(), hygienic!(|__x| #body))
+                (body.clone(), hygienic!(|__x: [_; #n_loads]| #body))
             }
         };
         if let Some(runs) = runs {
@@ -1052,7 +1054,6 @@ impl StatementEmitter<'_> {
             // Each point still sums its terms in the same order.
             let last = n_out - 1;
             let var = hidden_numbered("__l", last);
-            let n_loads = loads.len();
             let chunks = CHUNKS.iter().map(|&lanes| {
                 let loads = loads.iter().map(|load| load.chunk(lanes));
                 let lane = (0..n_loads).map(|k| hygienic!(__xs[#k][__u]));
@@ -1099,10 +1100,6 @@ impl StatementEmitter<'_> {
                 }
             };
             let nest = written_loops(0..last, nest);
-            let closure = match shared_body {
-                Some(_) => closure,
-                None => hygienic!(|__x: [_; #n_loads]| #body),
-            };
             hygienic! {
                 let __body = #closure;
                 #nest
