@@ -64,12 +64,18 @@ pub(crate) fn element_count(shape: &[usize]) -> Result<usize, ShapeError> {
 
 /// Row-major strides in elements: the last axis has stride 1.
 pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<isize> {
-    let mut strides = vec![0isize; shape.len()];
-    let mut stride = 1isize;
-    for (axis, &extent) in shape.iter().enumerate().rev() {
-        strides[axis] = stride;
-        stride = stride.wrapping_mul(extent.max(1) as isize);
-    }
+    // Collected, not `vec![0; rank]` and filled: a zeroed vector is a `calloc`, which glibc
+    // serves past its cache of freed chunks (see `memory`), and each `let` result makes one.
+    let mut strides: Vec<isize> = shape
+        .iter()
+        .rev()
+        .scan(1isize, |stride, &extent| {
+            let inner = *stride;
+            *stride = stride.wrapping_mul(extent.max(1) as isize);
+            Some(inner)
+        })
+        .collect();
+    strides.reverse();
     strides
 }
 

@@ -1,11 +1,19 @@
-//! Large buffers of owned tensors → the same buffers, with the kernel asked to back them with
-//! huge pages. Advice only: no element, address or length changes.
+//! Element counts → zero-filled buffers for owned tensors, and large buffers → the same
+//! buffers with the kernel asked to back them with huge pages (advice only: no element,
+//! address or length changes).
+//!
+//! A small buffer is taken from the allocator's fast path and filled: glibc's `calloc`, which a
+//! zeroed `Vec` asks for, skips the per-thread cache of freed chunks, so a statement that makes
+//! a 3 × 3 × 3 result in a loop paid about 230 ns per allocation (`malloc` and a fill: 30).
+//! A large one stays `calloc`'s, whose fresh pages come zeroed from the kernel.
 //!
 //! A sum or a copy over tensors of many megabytes streams through memory, and with 4 KiB pages
 //! every 4 KiB read misses the TLB; with 2 MiB pages the reads run faster (a dot product of two
 //! 64 MiB f32 tensors on a 2-core AMD EPYC: about 12 GB/s on small pages, 17 GB/s on huge ones).
 //! numpy asks the same for its arrays of 4 MiB or more. Linux only, where transparent huge
 //! pages are often enabled only for memory that asks for them (`madvise`).
+
+use crate::element::Element;
 
 /// Buffers of at least this many bytes are advised (numpy's threshold): each holds at least
 /// one whole 2 MiB page.
@@ -14,6 +22,21 @@ const HUGE_PAGES_FROM: usize = 4 << 20;
 /// The size of a huge page on x86-64 and on 4 KiB-page ARM: the advised range starts and ends
 /// on its multiples, which are page boundaries for any base page size that divides it.
 const HUGE_PAGE: usize = 2 << 20;
+
+/// Buffers of fewer bytes than this are filled with zeros here (see the module's note); larger
+/// ones are zeroed by the allocator.
+const FILLED_BELOW: usize = 4096;
+
+/// A buffer of `count` zeros.
+pub(crate) fn zeroed<T: Element>(count: usize) -> Vec<T> {
+    if count.saturating_mul(size_of::<T>()) < FILLED_BELOW {
+        let mut data = Vec::with_capacity(count);
+        data.resize(count, T::ZERO);
+        data
+    } else {
+        vec![T::ZERO; count]
+    }
+}
 
 /// Asks the kernel to back the whole 2 MiB pages of `buffer`'s allocation (its capacity, not
 /// only its length) with huge pages, if it holds at least [`HUGE_PAGES_FROM`] bytes. Called
@@ -52,7 +75,21 @@ fn advise(_from: usize, _bytes: usize) {}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    use super::{zeroed, FILLED_BELOW};
     use crate::Tensor;
+
+    #[test]
+    fn buffers_are_zeros_on_both_sides_of_the_fill_threshold() {
+        let below = FILLED_BELOW / size_of::<f64>();
+        for count in [0, 1, 7, below - 1, below, 100_000] {
+            let data = zeroed::<f64>(count);
+            assert_eq!(data.len(), count);
+            assert!(data.iter().all(|&x| x.to_bits() == 0), "{count} elements");
+        }
+        // Complex zeros are two parts each.
+        let complex = zeroed::<num_complex::Complex<f32>>(5);
+        assert!(complex.iter().all(|z| z.re == 0.0 && z.im == 0.0));
+    }
 
     /// The `VmFlags` of the mapping of this process that holds `address`.
     fn flags_at(address: usize) -> String {

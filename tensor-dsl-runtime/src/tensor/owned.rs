@@ -8,7 +8,7 @@ use crate::element::Element;
 use crate::error::{ShapeError, ShapeErrorKind};
 
 use super::layout::{element_count, flat_offset, outside, row_major_strides, IntoShape, RawLayout};
-use super::memory::advise_huge_pages;
+use super::memory::{advise_huge_pages, zeroed};
 use super::view::{TensorView, TensorViewMut};
 
 /// An owned tensor: elements stored contiguously in row-major order (last axis fastest).
@@ -34,11 +34,11 @@ impl<T: Element> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        // Zeroed by the allocator, which for a large buffer of a real or integer type usually
+        // A large buffer is zeroed by the allocator, which for a real or integer type usually
         // maps fresh pages, not yet touched: the advice then reaches them before the first
         // write. Where it zeroes them itself (complex types, or a buffer from the heap), the
         // kernel may still move the pages to huge ones later.
-        let data = vec![T::ZERO; count];
+        let data = zeroed(count);
         advise_huge_pages(&data);
         Self::from_parts(data, shape)
     }
