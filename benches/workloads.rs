@@ -863,6 +863,56 @@ fn static_shapes(c: &mut Criterion) {
             black_box(&r);
         })
     });
+    // One statement: a product of four tensors, contracted pair by pair in written-out loops.
+    g.bench_function("tensor!, one statement", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(q), black_box(t));
+            tensor! { let r[i, j, k] = q[i, a] * q[j, b] * q[k, c] * t[a, b, c]; }
+            black_box(&r);
+        })
+    });
+    g.bench_function("tensor! on Tensors, one statement", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(&dyn_q), black_box(&dyn_t));
+            tensor! { let r[i, j, k] = q[i, a] * q[j, b] * q[k, c] * t[a, b, c]; }
+            black_box(&r);
+        })
+    });
+    // What one writes for shapes known at run time: the same three rotations over `Vec`s.
+    g.bench_function("hand-written loop on Vecs", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(dyn_q.as_slice()), black_box(dyn_t.as_slice()));
+            let n = black_box(3usize);
+            let mut u = vec![0.0f64; n * n * n];
+            let mut v = vec![0.0f64; n * n * n];
+            let mut r = vec![0.0f64; n * n * n];
+            for i in 0..n {
+                for b in 0..n {
+                    for c in 0..n {
+                        u[(i * n + b) * n + c] =
+                            (0..n).map(|a| q[i * n + a] * t[(a * n + b) * n + c]).sum();
+                    }
+                }
+            }
+            for i in 0..n {
+                for j in 0..n {
+                    for c in 0..n {
+                        v[(i * n + j) * n + c] =
+                            (0..n).map(|b| q[j * n + b] * u[(i * n + b) * n + c]).sum();
+                    }
+                }
+            }
+            for i in 0..n {
+                for j in 0..n {
+                    for k in 0..n {
+                        r[(i * n + j) * n + k] =
+                            (0..n).map(|c| q[k * n + c] * v[(i * n + j) * n + c]).sum();
+                    }
+                }
+            }
+            black_box(&r);
+        })
+    });
     g.bench_function("hand-written loop", |bench| {
         bench.iter(|| {
             let (q, t) = (black_box(q), black_box(t));
@@ -889,6 +939,58 @@ fn static_shapes(c: &mut Criterion) {
                         r[i][j][k] = (0..3).map(|c| q[k][c] * v[i][j][c]).sum();
                     }
                 }
+            }
+            black_box(&r);
+        })
+    });
+    g.finish();
+
+    // A rank-4 rotation as one statement of five factors: 3⁸ points as one nest, past the
+    // static limit of 4096; pair by pair, four stages of 243.
+    let t4: [[[[f64; 3]; 3]; 3]; 3] =
+        std::array::from_fn(|h| std::array::from_fn(|i| cube(50 + h * 3 + i)));
+    let mut g = group(
+        c,
+        "static rank-4 rotation 3×3×3×3, f64",
+        Throughput::Elements(1),
+    );
+    g.bench_function("tensor!, one statement", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(q), black_box(t4));
+            tensor! { let r[h, i, j, k] = q[h, d] * q[i, a] * q[j, b] * q[k, c] * t[d, a, b, c]; }
+            black_box(&r);
+        })
+    });
+    g.bench_function("tensor!, four statements", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(q), black_box(t4));
+            tensor! {
+                let u[h, a, b, c] = q[h, d] * t[d, a, b, c];
+                let v[h, i, b, c] = q[i, a] * u[h, a, b, c];
+                let w[h, i, j, c] = q[j, b] * v[h, i, b, c];
+                let r[h, i, j, k] = q[k, c] * w[h, i, j, c];
+            }
+            black_box(&r);
+        })
+    });
+    g.bench_function("hand-written loop", |bench| {
+        bench.iter(|| {
+            let (q, t) = (black_box(q), black_box(t4));
+            let mut u = [[[[0.0f64; 3]; 3]; 3]; 3];
+            let mut v = u;
+            let mut w = u;
+            let mut r = u;
+            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
+                u[h][i][j][k] = (0..3).map(|d| q[h][d] * t[d][i][j][k]).sum();
+            }
+            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
+                v[h][i][j][k] = (0..3).map(|a| q[i][a] * u[h][a][j][k]).sum();
+            }
+            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
+                w[h][i][j][k] = (0..3).map(|b| q[j][b] * v[h][i][b][k]).sum();
+            }
+            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
+                r[h][i][j][k] = (0..3).map(|c| q[k][c] * w[h][i][j][c]).sum();
             }
             black_box(&r);
         })

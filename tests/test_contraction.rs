@@ -515,6 +515,113 @@ fn products_of_many_tensors_in_a_chosen_order() {
     assert_close(&out, &expected, 1e-12);
 }
 
+/// Products of three or more tensors whose pairs are small run as written-out loops, pair by
+/// pair through temporaries (one nest over every index would visit the product of all their
+/// extents): each form of target, α, mode, an empty sum, scalar temporaries, nested arrays and
+/// integers, at extents on both sides of the written-out limit.
+#[test]
+fn small_networks_contract_pair_by_pair() {
+    let rotated = |q: &Tensor<f64>, t: &Tensor<f64>, n: usize| {
+        reference(&[n, n, n], |ix| {
+            sum_over(&[n, n, n], |r| {
+                at(q, &[ix[0], r[0]])
+                    * at(q, &[ix[1], r[1]])
+                    * at(q, &[ix[2], r[2]])
+                    * at(t, &[r[0], r[1], r[2]])
+            })
+        })
+    };
+    // 4: each pair 256 points, written out; 7: each pair 2401, the network kernel.
+    for n in [1, 2, 3, 4, 5, 7] {
+        let q = data::<f64>(&[n, n], 1);
+        let t = data::<f64>(&[n, n, n], 2);
+        tensor! { let r[i, j, k] = q[i, a] * q[j, b] * q[k, c] * t[a, b, c]; }
+        let expected = rotated(&q, &t, n);
+        assert_close(&r, &expected, 1e-12);
+        // α, and accumulating modes into an existing target.
+        let mut s = data::<f64>(&[n, n, n], 3);
+        let before = s.clone();
+        tensor! {
+            s[i, j, k] -= 0.5 * q[i, a] * q[j, b] * q[k, c] * t[a, b, c];
+            s[i, j, k] += 2 * t[a, b, c] * q[k, c] * q[j, b] * q[i, a];
+        }
+        let expected = reference(&[n, n, n], |ix| at(&before, ix) + 1.5 * at(&expected, ix));
+        assert_close(&s, &expected, 1e-12);
+    }
+
+    // Nested arrays: a rank-4 rotation, five factors over 3⁸ points.
+    let q: [[f64; 3]; 3] =
+        std::array::from_fn(|i| std::array::from_fn(|j| (i * 3 + j) as f64 - 3.5));
+    let t: [[[[f64; 3]; 3]; 3]; 3] = std::array::from_fn(|h| {
+        std::array::from_fn(|i| {
+            std::array::from_fn(|j| {
+                std::array::from_fn(|k| ((h * 27 + i * 9 + j * 3 + k) % 11) as f64)
+            })
+        })
+    });
+    tensor! { let r[h, i, j, k] = q[h, d] * q[i, a] * q[j, b] * q[k, c] * t[d, a, b, c]; }
+    let r: [[[[f64; 3]; 3]; 3]; 3] = r;
+    for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
+        let mut expected = 0.0;
+        for p in 0..81 {
+            let (d, a, b, c) = (p / 27, p / 9 % 3, p / 3 % 3, p % 3);
+            expected += q[h][d] * q[i][a] * q[j][b] * q[k][c] * t[d][a][b][c];
+        }
+        // Integer-valued terms: every order of summation gives the same value.
+        assert_eq!(r[h][i][j][k], expected, "r[{h}, {i}, {j}, {k}]");
+    }
+
+    // Pairs contracted to scalars, and a chain into a scalar.
+    let (a, b, c, d) = (
+        data::<f64>(&[5], 4),
+        data::<f64>(&[5], 5),
+        data::<f64>(&[6], 6),
+        data::<f64>(&[6], 7),
+    );
+    tensor! { let s = a[i] * b[i] * c[j] * d[j]; }
+    let expected =
+        sum_over(&[5], |r| at(&a, r) * at(&b, r)) * sum_over(&[6], |r| at(&c, r) * at(&d, r));
+    common::assert_close_scalar(s, expected, 1e-12);
+    let (x, y, z) = (
+        data::<f64>(&[4, 6], 8),
+        data::<f64>(&[6, 5], 9),
+        data::<f64>(&[5, 4], 10),
+    );
+    tensor! { let trace = x[i, j] * y[j, k] * z[k, i]; }
+    let expected = sum_over(&[4, 6, 5], |r| {
+        at(&x, &[r[0], r[1]]) * at(&y, &[r[1], r[2]]) * at(&z, &[r[2], r[0]])
+    });
+    common::assert_close_scalar(trace, expected, 1e-12);
+
+    // An empty sum is exactly zero, even scaled by 1/0, whichever pair holds it.
+    let (e, f) = (Tensor::<f64>::zeros([3, 0]), data::<f64>(&[0, 4], 11));
+    let g = data::<f64>(&[4, 2], 12);
+    let zero = 0.0;
+    let mut out = Tensor::from_fn([3, 2], |_| f64::NAN);
+    tensor! { out[i, m] = e[i, k] * f[k, l] * g[l, m] / zero; }
+    assert_eq!(out.as_slice(), [0.0; 6]);
+
+    // Integers wrap in any order of pairs.
+    let qi = Tensor::<i64>::from_fn([3, 3], |ix| (ix[0] * 3 + ix[1]) as i64 * 1_000_003 - 4);
+    let ti = Tensor::<i64>::from_fn([3, 3, 3], |ix| {
+        (ix[0] * 9 + ix[1] * 3 + ix[2]) as i64 * 7_000_001_123
+    });
+    tensor! { let ri[i, j, k] = qi[i, a] * qi[j, b] * qi[k, c] * ti[a, b, c]; }
+    for p in 0..27 {
+        let (i, j, k) = (p / 9, p / 3 % 3, p % 3);
+        let mut expected = 0i64;
+        for r in 0..27 {
+            let (a, b, c) = (r / 9, r / 3 % 3, r % 3);
+            let term = qi[[i, a]]
+                .wrapping_mul(qi[[j, b]])
+                .wrapping_mul(qi[[k, c]])
+                .wrapping_mul(ti[[a, b, c]]);
+            expected = expected.wrapping_add(term);
+        }
+        assert_eq!(ri[[i, j, k]], expected, "ri[{i}, {j}, {k}]");
+    }
+}
+
 /// Contractions large enough to split across threads: by batch, and by rows of one GEMM.
 #[test]
 fn gemm_split_across_threads() {

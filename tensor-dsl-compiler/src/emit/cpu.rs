@@ -13,7 +13,9 @@ use crate::ir::{
     AssignOp, BinaryOp, Capability, Exponent, Expr, Function, IndexVar, Scale, Slot, Statement,
     Target, TensorId, TensorOrigin,
 };
-use crate::lower::{Kernel, Mode, Plan, StatementPlan, Step};
+use crate::lower::{
+    product_factors, written_stages, Kernel, Mode, Plan, Stage, StageInput, StatementPlan, Step,
+};
 
 type Extents = HashMap<(usize, String), Ident>;
 
@@ -237,6 +239,27 @@ struct StepParts {
     /// The local holding the body as a closure (`StepCode::body_fn`), where the step has one.
     shared_body: Option<Ident>,
 }
+
+/// What written-out loops are made of (see `StatementEmitter::written_nest`): how many loops
+/// are the target's and how many there are, the target's position and the axes its last loop
+/// moves, each element loaded at a point, and the value at a point over `__x` (those
+/// elements), also as a closure.
+struct Nest<'p> {
+    n_out: usize,
+    n_loops: usize,
+    target_position: &'p [TokenStream],
+    target_along: &'p [bool],
+    loads: &'p [Load],
+    body: TokenStream,
+    closure: TokenStream,
+    /// Whether each point's sum is multiplied by `__alpha` (not a temporary's, which holds
+    /// the sums as they are).
+    scaled: bool,
+}
+
+/// The largest rank of a written-out network's temporary (`__private::Temporary`: the
+/// runtime's `MAX_STATIC_RANK`).
+const MAX_TEMPORARY_RANK: usize = 4;
 
 /// The chunk widths, widest first, in which the written-out loops of a summing step take
 /// the target's last loop before its last points one at a time. Measured on `Tensor<f32>`
@@ -719,16 +742,32 @@ impl StatementEmitter<'_> {
             TokenStream::new()
         };
         let extents = &parts.extents;
+        let stages = match &step.kernel {
+            Kernel::Network(factors) => written_stages(factors, parts.n_out, MAX_TEMPORARY_RANK),
+            _ => None,
+        };
+        let small = if let Some(runs) = &parts.runs {
+            let operands = runs.len();
+            hygienic!(#p::is_small_run(#operands, &[#(#extents),*]))
+        } else if let Some(stages) = &stages {
+            // Staged, a network is small when each of its pairs is.
+            let each = stages.iter().map(|stage| {
+                let loops = stage.kept.iter().chain(&stage.summed);
+                let extents = loops.map(|&l| &parts.extents[l]);
+                hygienic!(#p::is_small(__static, &[#(#extents),*]))
+            });
+            hygienic!(#(#each)&&*)
+        } else {
+            hygienic!(#p::is_small(__static, &[#(#extents),*]))
+        };
         StepCode {
             body_fn,
             general: self.kernel_call(step, &parts, proven),
-            written_out: self.written_out(&parts),
-            small: if let Some(runs) = &parts.runs {
-                let operands = runs.len();
-                hygienic!(#p::is_small_run(#operands, &[#(#extents),*]))
-            } else {
-                hygienic!(#p::is_small(__static, &[#(#extents),*]))
+            written_out: match &stages {
+                Some(stages) => self.staged_written_out(step, &parts, stages),
+                None => self.written_out(&parts),
             },
+            small,
             reads: parts.reads,
             target_layout: parts.target_layout,
         }
@@ -1004,6 +1043,175 @@ impl StatementEmitter<'_> {
                 }
             };
         }
+        let nest = self.written_nest(Nest {
+            n_out,
+            n_loops,
+            target_position,
+            target_along,
+            loads,
+            body,
+            closure,
+            scaled: true,
+        });
+        hygienic! {
+            {
+                let __ext = [#(#extents),*];
+                let __mode = #mode;
+                let __alpha = if __ext[#n_out..].contains(&0) { #p::lit(&__zero, 1.0) } else { #alpha };
+                #nest
+            }
+        }
+    }
+
+    /// A network step as written-out loops contracting its factors pair by pair (`stages`),
+    /// each pair but the last into a `__private::Temporary` over the loops still needed, the
+    /// last into the target with the step's α and mode: a few hundred points per pair where
+    /// one nest over every loop would visit their product. An empty sum anywhere gives α = 1,
+    /// as `written_out` does.
+    fn staged_written_out(&self, step: &Step, parts: &StepParts, stages: &[Stage]) -> TokenStream {
+        let p = self.cx.private();
+        let factors = product_factors(step).expect("a network step is a product of tensors");
+        let loops: Vec<&IndexVar> = self.statement.lhs_vars().chain(&step.reduction).collect();
+        let loop_of = |var: &IndexVar| {
+            loops
+                .iter()
+                .position(|loop_var| *loop_var == var)
+                .expect("every index of a step is one of its loops")
+        };
+        let n_out = parts.n_out;
+        let summed_extents = &parts.extents[n_out..];
+        let mut code = hygienic!(let __empty = [#(#summed_extents),*].contains(&0););
+        for (s, stage) in stages.iter().enumerate() {
+            let last = s + 1 == stages.len();
+            let stage_loops: Vec<usize> = stage.kept.iter().chain(&stage.summed).copied().collect();
+            let at = |l: usize| {
+                let local = stage_loops.iter().position(|&m| m == l);
+                hidden_numbered("__l", local.expect("a stage loops over its inputs' loops"))
+                    .into_token_stream()
+            };
+            // The axes of an input that hold the stage's last kept loop move with a chunk.
+            let last_kept = stage.kept.last().copied();
+            let mut loads = Vec::new();
+            let mut values = Vec::new();
+            let mut reads = TokenStream::new();
+            for (slot, input) in stage.inputs.iter().enumerate() {
+                let x = hygienic!(__x[#slot]);
+                match *input {
+                    StageInput::Factor(k) => {
+                        let (access, conjugated) = factors[k];
+                        let index = access.slots.iter().map(|slot| match slot {
+                            Slot::Var(var) => at(loop_of(var)),
+                            Slot::Fixed(position) => position_expr(*position),
+                        });
+                        let along = access.slots.iter().map(|slot| {
+                            matches!(slot, Slot::Var(var) if Some(loop_of(var)) == last_kept)
+                        });
+                        loads.push(Load {
+                            access: parts.loads[k].access.clone(),
+                            index: index.collect(),
+                            along: along.collect(),
+                        });
+                        values.push(if conjugated {
+                            hygienic!(#p::Element::conj(#x))
+                        } else {
+                            x
+                        });
+                    }
+                    StageInput::Temporary(t) => {
+                        let (temporary, handle) = (
+                            hidden_numbered("__stage", t),
+                            hidden_numbered("__dense_stage", t),
+                        );
+                        reads.extend(hygienic!(let #handle = #temporary.read();));
+                        let kept = &stages[t].kept;
+                        loads.push(Load {
+                            access: handle,
+                            index: kept.iter().map(|&l| at(l)).collect(),
+                            along: kept.iter().map(|&l| Some(l) == last_kept).collect(),
+                        });
+                        values.push(x);
+                    }
+                }
+            }
+            let body = hygienic!(#p::Element::times(#(#values),*));
+            let (own_position, own_along): (Vec<TokenStream>, Vec<bool>) = (0..stage.kept.len())
+                .map(|k| (at(stage.kept[k]), k + 1 == stage.kept.len()))
+                .unzip();
+            let (target_position, target_along) = if last {
+                (&parts.target_position[..], &parts.target_along[..])
+            } else {
+                (&own_position[..], &own_along[..])
+            };
+            let nest = self.written_nest(Nest {
+                n_out: stage.kept.len(),
+                n_loops: stage_loops.len(),
+                target_position,
+                target_along,
+                loads: &loads,
+                closure: hygienic!(|__x: [_; 2]| #body),
+                body,
+                scaled: last,
+            });
+            // Typed: a stage over no loops (two scalars multiplied) has an empty list.
+            let n_loops = stage_loops.len();
+            let extents = stage_loops.iter().map(|&l| &parts.extents[l]);
+            let extents = hygienic!(let __ext: [usize; #n_loops] = [#(#extents),*];);
+            if last {
+                let (mode, alpha) = (&parts.mode, &parts.alpha);
+                code.extend(hygienic! {
+                    {
+                        #reads
+                        #extents
+                        let __mode = #mode;
+                        let __alpha = if __empty { #p::lit(&__zero, 1.0) } else { #alpha };
+                        #nest
+                    }
+                });
+            } else {
+                let temporary = hidden_numbered("__stage", s);
+                let (rank, shape) = (
+                    stage.kept.len(),
+                    stage.kept.iter().map(|&l| &parts.extents[l]),
+                );
+                code.extend(hygienic! {
+                    let mut #temporary = #p::Temporary::zeros::<#rank>(&__zero, [#(#shape),*]);
+                    {
+                        #reads
+                        let __dense_target = #temporary.target();
+                        #extents
+                        let __mode = #p::Mode::Assign;
+                        #nest
+                    }
+                });
+            }
+        }
+        hygienic!({ #code })
+    }
+
+    /// Written-out loops over `__ext` (the target's loops first) that combine α times each
+    /// target point's sum into `__dense_target` as `__mode` says, reading `nest.loads`.
+    fn written_nest(&self, nest: Nest<'_>) -> TokenStream {
+        let p = self.cx.private();
+        let Nest {
+            n_out,
+            n_loops,
+            target_position,
+            target_along,
+            loads,
+            body,
+            closure,
+            scaled,
+        } = nest;
+        let n_loads = loads.len();
+        let scale = |sum: TokenStream| {
+            if scaled {
+                hygienic!(#p::Element::times(__alpha, #sum))
+            } else {
+                sum
+            }
+        };
+        let point_value = scale(hygienic!(__sum));
+        let lane_value = scale(hygienic!(__s));
         let loads_at_point: Vec<TokenStream> = loads.iter().map(Load::at_point).collect();
         let elements = (!loads.is_empty()).then(|| hygienic!(let __x = [#(#loads_at_point),*];));
         // A summing step over operands takes the target's last loop in chunks, then one point
@@ -1041,7 +1249,7 @@ impl StatementEmitter<'_> {
                 outer..n_out,
                 hygienic! {
                     #value
-                    __dense_target.update([#(#target_position),*], __mode, #p::Element::times(__alpha, __sum));
+                    __dense_target.update([#(#target_position),*], __mode, #point_value);
                 },
             )
         };
@@ -1075,7 +1283,7 @@ impl StatementEmitter<'_> {
                             [#(#target_position),*],
                             [#(#target_along),*],
                             __mode,
-                            __sums.map(|__s| #p::Element::times(__alpha, __s)),
+                            __sums.map(|__s| #lane_value),
                         );
                         #var += #lanes;
                     }
@@ -1105,14 +1313,7 @@ impl StatementEmitter<'_> {
                 #nest
             }
         };
-        hygienic! {
-            {
-                let __ext = [#(#extents),*];
-                let __mode = #mode;
-                let __alpha = if __ext[#n_out..].contains(&0) { #p::lit(&__zero, 1.0) } else { #alpha };
-                #nest
-            }
-        }
+        nest
     }
 
     /// `let __backend = …` from the statement's target, else its first tensor, and a proof

@@ -9,8 +9,10 @@
 //! device variant.
 
 mod cost;
+mod stages;
 
 pub use cost::{cost, Cost, NetworkCost, NetworkPlanner, PairCost};
+pub use stages::{written_stages, Stage, StageInput};
 
 use crate::ir::display::write_sum;
 use crate::ir::{AssignOp, BinaryOp, Expr, Function, IndexVar, Program, Scale, Term, Update};
@@ -58,7 +60,8 @@ pub enum Kernel {
     /// indices, then the summed ones). Small problems still run as a loop nest at run time.
     Gemm(Vec<Role>),
     /// A product of three or more tensors, contracted pairwise through temporaries in an order
-    /// picked at run time from the extents. Holds each factor's loops.
+    /// picked at run time from the extents (written-out loops for small ones take an order
+    /// fixed at compile time: `written_stages`). Holds each factor's loops.
     Network(Vec<Vec<usize>>),
 }
 

@@ -9,9 +9,10 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
+use crate::tensor::memory::zeroed;
 
 use super::access::{Access, Memory, Mode, RawAccess, TargetAccess};
-use super::extents::{ExtentsType, StaticLayout, MAX_STATIC_RANK};
+use super::extents::{Dynamic, ExtentsType, StaticLayout, MAX_STATIC_RANK};
 
 /// Read access to the elements of an operand laid out row-major without gaps: `elements`
 /// contiguous values from `data`, addressed through the row-major strides of its extents
@@ -194,6 +195,69 @@ impl<'a, T> TargetAccess<'a, T> {
             _borrow: PhantomData,
             _extents: PhantomData,
         })
+    }
+}
+
+/// A temporary of a product's written-out stages (a network step small enough for written-out
+/// loops contracts its factors pair by pair, as the network kernel does, each pair's result
+/// in one of these): zeros of the statement's type in a buffer of its own, row-major over its
+/// shape, written through [`target`](Self::target) and read through [`read`](Self::read).
+pub struct Temporary<T> {
+    data: Vec<T>,
+    shape: DenseShape,
+}
+
+impl<T: Element> Temporary<T> {
+    /// Zeros over `shape` (rank at most [`MAX_STATIC_RANK`], a build error beyond); `_zero`
+    /// names the element type. Panics if the element count overflows `usize` (generated code
+    /// makes temporaries only inside steps of at most a few thousand points).
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn zeros<const R: usize>(_zero: &T, shape: [usize; R]) -> Self {
+        const {
+            assert!(
+                R <= MAX_STATIC_RANK,
+                "a temporary of rank past MAX_STATIC_RANK"
+            )
+        };
+        let mut dense = DenseShape {
+            rank: R,
+            strides: [0; MAX_STATIC_RANK],
+            elements: 1,
+        };
+        for axis in (0..R).rev() {
+            dense.strides[axis] = dense.elements;
+            let Some(elements) = dense.elements.checked_mul(shape[axis]) else {
+                panic!("a temporary of shape {shape:?} has more elements than fit in usize")
+            };
+            dense.elements = elements;
+        }
+        Temporary {
+            data: zeroed(dense.elements),
+            shape: dense,
+        }
+    }
+
+    /// Writes into it, through the only borrow of its buffer.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn target(&mut self) -> DenseTarget<'_, T, Dynamic> {
+        DenseTarget {
+            data: self.data.as_mut_ptr(),
+            shape: self.shape,
+            exclusive: true,
+            _borrow: PhantomData,
+            _extents: PhantomData,
+        }
+    }
+
+    /// Reads its elements.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn read(&self) -> DenseAccess<'_, T, Dynamic> {
+        DenseAccess {
+            data: self.data.as_ptr(),
+            shape: self.shape,
+            _borrow: PhantomData,
+            _extents: PhantomData,
+        }
     }
 }
 
