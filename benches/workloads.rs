@@ -980,17 +980,41 @@ fn static_shapes(c: &mut Criterion) {
             let mut v = u;
             let mut w = u;
             let mut r = u;
-            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
-                u[h][i][j][k] = (0..3).map(|d| q[h][d] * t[d][i][j][k]).sum();
+            for h in 0..3 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        for k in 0..3 {
+                            u[h][i][j][k] = (0..3).map(|d| q[h][d] * t[d][i][j][k]).sum();
+                        }
+                    }
+                }
             }
-            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
-                v[h][i][j][k] = (0..3).map(|a| q[i][a] * u[h][a][j][k]).sum();
+            for h in 0..3 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        for k in 0..3 {
+                            v[h][i][j][k] = (0..3).map(|a| q[i][a] * u[h][a][j][k]).sum();
+                        }
+                    }
+                }
             }
-            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
-                w[h][i][j][k] = (0..3).map(|b| q[j][b] * v[h][i][b][k]).sum();
+            for h in 0..3 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        for k in 0..3 {
+                            w[h][i][j][k] = (0..3).map(|b| q[j][b] * v[h][i][b][k]).sum();
+                        }
+                    }
+                }
             }
-            for (h, i, j, k) in (0..81).map(|p| (p / 27, p / 9 % 3, p / 3 % 3, p % 3)) {
-                r[h][i][j][k] = (0..3).map(|c| q[k][c] * w[h][i][j][c]).sum();
+            for h in 0..3 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        for k in 0..3 {
+                            r[h][i][j][k] = (0..3).map(|c| q[k][c] * w[h][i][j][c]).sum();
+                        }
+                    }
+                }
             }
             black_box(&r);
         })

@@ -20,10 +20,10 @@ pub use crate::operand::array::LetResult;
 pub use crate::operand::check::{
     check_position, check_range, check_rank, check_result_size, expect, unify, Occurrence,
 };
-pub use crate::operand::dense::{DenseAccess, DenseRun, DenseTarget, Temporary};
+pub use crate::operand::dense::{DenseAccess, DenseRun, DenseTarget, Temporary, TemporaryStorage};
 pub use crate::operand::extents::{
-    AdmitsRank, Agrees, AxisExtent, Dynamic, Extents0, ExtentsType, Meet, StaticLayout,
-    MAX_STATIC_RANK,
+    AdmitsRank, Agrees, AxesExtents, AxisExtent, Dynamic, Extents0, ExtentsType, Meet,
+    StaticLayout, MAX_STATIC_RANK,
 };
 pub use crate::operand::range::{slice, slice_target, Sliced, SlicedTarget};
 pub use crate::tensor::Tensor;

@@ -1173,8 +1173,16 @@ impl StatementEmitter<'_> {
                     stage.kept.len(),
                     stage.kept.iter().map(|&l| &parts.extents[l]),
                 );
+                // Each index's extent type: a temporary over static ones has static extents.
+                let axes = stage.kept.iter().map(|&l| {
+                    self.extent_type(std::slice::from_ref(step), loops[l])
+                        .expect("a temporary's index is one of its factors'")
+                });
+                let storage = hidden_numbered("__storage", s);
                 code.extend(hygienic! {
-                    let mut #temporary = #p::Temporary::zeros::<#rank>(&__zero, [#(#shape),*]);
+                    let mut #storage = #p::TemporaryStorage::new();
+                    let mut #temporary =
+                        #storage.zeros::<#rank, _>(&__zero, (#(#axes,)*), [#(#shape),*]);
                     {
                         #reads
                         let __dense_target = #temporary.target();

@@ -7,12 +7,13 @@
 //! whatever type produced it.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 use crate::element::Element;
 use crate::tensor::memory::zeroed;
 
 use super::access::{Access, Memory, Mode, RawAccess, TargetAccess};
-use super::extents::{Dynamic, ExtentsType, StaticLayout, MAX_STATIC_RANK};
+use super::extents::{AxesExtents, ExtentsType, StaticLayout, MAX_STATIC_RANK};
 
 /// Read access to the elements of an operand laid out row-major without gaps: `elements`
 /// contiguous values from `data`, addressed through the row-major strides of its extents
@@ -200,48 +201,115 @@ impl<'a, T> TargetAccess<'a, T> {
 
 /// A temporary of a product's written-out stages (a network step small enough for written-out
 /// loops contracts its factors pair by pair, as the network kernel does, each pair's result
-/// in one of these): zeros of the statement's type in a buffer of its own, row-major over its
-/// shape, written through [`target`](Self::target) and read through [`read`](Self::read).
-pub struct Temporary<T> {
-    data: Vec<T>,
+/// in one of these): zeros of the statement's type, row-major over its shape, written through
+/// [`target`](Self::target) and read through [`read`](Self::read). Up to [`INLINE`] elements
+/// live in a [`TemporaryStorage`] of the caller's, on the stack, where a statement over
+/// static extents keeps them in registers as it keeps a `let`'s nested array; larger ones in
+/// a buffer of its own.
+pub struct Temporary<'s, T, E> {
+    /// The first of `shape.elements` initialized elements: the storage's, or `_heap`'s.
+    data: *mut T,
+    /// Owns the elements of a temporary too large for its storage (else empty).
+    _heap: Vec<T>,
     shape: DenseShape,
+    _storage: PhantomData<&'s mut [MaybeUninit<T>]>,
+    _extents: PhantomData<fn() -> E>,
 }
 
-impl<T: Element> Temporary<T> {
-    /// Zeros over `shape` (rank at most [`MAX_STATIC_RANK`], a build error beyond); `_zero`
-    /// names the element type. Panics if the element count overflows `usize` (generated code
-    /// makes temporaries only inside steps of at most a few thousand points).
+/// The most elements a [`Temporary`] holds in its [`TemporaryStorage`].
+pub const INLINE: usize = 256;
+
+/// Room for the elements of a small [`Temporary`], left uninitialized until one is made in it.
+/// The caller's own local, so a temporary moves without its elements.
+pub struct TemporaryStorage<T> {
+    inline: [MaybeUninit<T>; INLINE],
+}
+
+impl<T: Element> TemporaryStorage<T> {
+    /// Room not yet holding anything.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-    pub fn zeros<const R: usize>(_zero: &T, shape: [usize; R]) -> Self {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        TemporaryStorage {
+            inline: [const { MaybeUninit::uninit() }; INLINE],
+        }
+    }
+
+    /// A temporary of zeros over `shape`, of rank `R` at most [`MAX_STATIC_RANK`] (a build
+    /// error beyond), whose axes have the extent types `_axes`; `_zero` names the element type.
+    /// Over static extents the shape is the extents type's own and `shape` is not read
+    /// (generated code passes the same, checked, extents). Panics if the element count
+    /// overflows `usize` (generated code makes temporaries only inside steps of at most a few
+    /// thousand points), or if a static extents type's rank is not `R` or its strides are not
+    /// the row-major ones of its extents (never for this crate's own).
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn zeros<const R: usize, A: AxesExtents>(
+        &mut self,
+        _zero: &T,
+        _axes: A,
+        shape: [usize; R],
+    ) -> Temporary<'_, T, A::Extents> {
         const {
             assert!(
                 R <= MAX_STATIC_RANK,
                 "a temporary of rank past MAX_STATIC_RANK"
             )
         };
+        let (is_static, rank) = (A::Extents::STATIC, A::Extents::RANK);
+        if is_static && rank != R {
+            panic!("a temporary of rank {R} over static extents of rank {rank}");
+        }
         let mut dense = DenseShape {
             rank: R,
             strides: [0; MAX_STATIC_RANK],
             elements: 1,
         };
         for axis in (0..R).rev() {
+            let extent = if is_static {
+                A::Extents::EXTENTS[axis]
+            } else {
+                shape[axis]
+            };
+            // Static strides are used as they are (`DenseShape::offset`): they must be these.
+            if is_static && A::Extents::STRIDES[axis] != dense.elements {
+                panic!("static extents whose strides are not row-major");
+            }
             dense.strides[axis] = dense.elements;
-            let Some(elements) = dense.elements.checked_mul(shape[axis]) else {
+            let Some(elements) = dense.elements.checked_mul(extent) else {
                 panic!("a temporary of shape {shape:?} has more elements than fit in usize")
             };
             dense.elements = elements;
         }
+        let (data, heap) = if dense.elements <= INLINE {
+            for slot in &mut self.inline[..dense.elements] {
+                slot.write(T::ZERO);
+            }
+            (self.inline.as_mut_ptr().cast(), Vec::new())
+        } else {
+            let mut heap = zeroed(dense.elements);
+            (heap.as_mut_ptr(), heap)
+        };
         Temporary {
-            data: zeroed(dense.elements),
+            data,
+            _heap: heap,
             shape: dense,
+            _storage: PhantomData,
+            _extents: PhantomData,
         }
     }
+}
 
-    /// Writes into it, through the only borrow of its buffer.
+impl<T: Element, E: ExtentsType> Temporary<'_, T, E> {
+    /// Writes into it, through the only borrow of its elements.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-    pub fn target(&mut self) -> DenseTarget<'_, T, Dynamic> {
+    pub fn target(&mut self) -> DenseTarget<'_, T, E> {
+        // What the target relies on: `data` is the first of `shape.elements` initialized
+        // elements, the storage's (borrowed for the temporary's life, `zeros` wrote that many)
+        // or `_heap`'s (exactly that many, its buffer unmoved while it lives), and for static
+        // extents each offset below them is below that count (`zeros` checked the strides
+        // are row-major).
         DenseTarget {
-            data: self.data.as_mut_ptr(),
+            data: self.data,
             shape: self.shape,
             exclusive: true,
             _borrow: PhantomData,
@@ -249,11 +317,11 @@ impl<T: Element> Temporary<T> {
         }
     }
 
-    /// Reads its elements.
+    /// Reads its elements (the same ones as [`target`](Self::target)).
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-    pub fn read(&self) -> DenseAccess<'_, T, Dynamic> {
+    pub fn read(&self) -> DenseAccess<'_, T, E> {
         DenseAccess {
-            data: self.data.as_ptr(),
+            data: self.data,
             shape: self.shape,
             _borrow: PhantomData,
             _extents: PhantomData,
@@ -469,8 +537,71 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
 mod tests {
     use super::*;
     use crate::operand::access::{Operand, TargetOwned, TargetShared};
-    use crate::operand::extents::{Dynamic, Extents0, Extents2};
+    use crate::operand::extents::{Dynamic, Extent, Extents0, Extents2};
     use crate::tensor::Tensor;
+
+    /// Writes `value(index)` at every index of a rank-2 temporary through its target, then
+    /// reads each back.
+    fn round_trip<E: ExtentsType>(temporary: &mut Temporary<'_, f64, E>, shape: [usize; 2]) {
+        let value = |i: usize, j: usize| (i * 100 + j) as f64;
+        assert!((temporary.read().load([0, 0]) == 0.0), "zeros first");
+        let target = temporary.target();
+        for (i, j) in (0..shape[0]).flat_map(|i| (0..shape[1]).map(move |j| (i, j))) {
+            target.update([i, j], Mode::Assign, value(i, j));
+        }
+        let read = temporary.read();
+        for (i, j) in (0..shape[0]).flat_map(|i| (0..shape[1]).map(move |j| (i, j))) {
+            assert_eq!(read.load([i, j]), value(i, j));
+        }
+    }
+
+    #[test]
+    fn temporaries_hold_zeros_then_what_is_written_inline_or_on_the_heap() {
+        let mut storage = TemporaryStorage::new();
+        let mut small = storage.zeros(&0.0f64, (Dynamic, Dynamic), [3, 4]);
+        round_trip(&mut small, [3, 4]);
+        let mut storage = TemporaryStorage::new();
+        let mut fixed = storage.zeros(&0.0f64, (Extent::<2>, Extent::<3>), [2, 3]);
+        round_trip(&mut fixed, [2, 3]);
+        // Past the storage's 256 elements: a buffer of its own.
+        let mut storage = TemporaryStorage::new();
+        let mut large = storage.zeros(&0.0f64, (Dynamic, Extent::<30>), [20, 30]);
+        round_trip(&mut large, [20, 30]);
+        // Rank 0: one element.
+        let mut storage = TemporaryStorage::new();
+        let mut scalar = storage.zeros(&0.0f64, (), []);
+        scalar.target().update([], Mode::Add, 2.5);
+        assert_eq!(scalar.read().load([]), 2.5);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside its operand")]
+    fn a_temporary_read_past_its_elements_panics() {
+        let mut storage = TemporaryStorage::new();
+        let temporary = storage.zeros(&0.0f32, (Dynamic, Dynamic), [3, 4]);
+        temporary.read().load([3, 0]);
+    }
+
+    /// Static extents whose strides are not the row-major ones of its extents: a temporary
+    /// over them would address past its elements.
+    struct Skewed;
+    impl ExtentsType for Skewed {
+        const STATIC: bool = true;
+        const EXTENTS: [usize; MAX_STATIC_RANK] = [2, 2, 0, 0];
+        const STRIDES: [usize; MAX_STATIC_RANK] = [100, 1, 0, 0];
+        const RANK: usize = 2;
+    }
+    struct SkewedAxes;
+    impl AxesExtents for SkewedAxes {
+        type Extents = Skewed;
+    }
+
+    #[test]
+    #[should_panic(expected = "not row-major")]
+    fn static_extents_with_other_strides_are_refused() {
+        let mut storage = TemporaryStorage::new();
+        storage.zeros(&0.0f64, SkewedAxes, [2, 2]);
+    }
 
     #[test]
     fn only_layouts_equal_to_the_static_one_become_static() {

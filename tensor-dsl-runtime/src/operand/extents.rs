@@ -207,6 +207,51 @@ static_extents!(
     Extents4, 4: 0 A, 1 B, 2 C, 3 D; beyond 4, 5, 6, 7
 );
 
+/// The extents type of a tensor whose axes have these extent types, in order: static
+/// (`(Extent<3>, Extent<4>)` → `Extents2<3, 4>`) only if every axis is, else [`Dynamic`]. A
+/// written-out network's temporaries take it from the extent types of their indices, so over
+/// nested arrays their offsets are constants as a `let`'s nested array's are.
+pub trait AxesExtents {
+    /// The extents type.
+    type Extents: ExtentsType;
+}
+
+impl AxesExtents for () {
+    type Extents = Extents0;
+}
+
+macro_rules! axes_extents {
+    // Every axis static.
+    (static $name:ident: $($extent:ident),+) => {
+        impl<$(const $extent: usize),+> AxesExtents for ($(Extent<$extent>,)+) {
+            type Extents = $name<$($extent),+>;
+        }
+    };
+    // Static axes up to the first dynamic one: dynamic, whatever follows.
+    (dynamic [$($extent:ident),*] $($rest:ident),*) => {
+        impl<$(const $extent: usize,)* $($rest),*> AxesExtents
+            for ($(Extent<$extent>,)* Dynamic, $($rest,)*)
+        {
+            type Extents = Dynamic;
+        }
+    };
+}
+
+axes_extents!(static Extents1: A);
+axes_extents!(static Extents2: A, B);
+axes_extents!(static Extents3: A, B, C);
+axes_extents!(static Extents4: A, B, C, D);
+axes_extents!(dynamic []);
+axes_extents!(dynamic [] Y1);
+axes_extents!(dynamic[A]);
+axes_extents!(dynamic [] Y1, Y2);
+axes_extents!(dynamic [A] Y2);
+axes_extents!(dynamic [A, B]);
+axes_extents!(dynamic [] Y1, Y2, Y3);
+axes_extents!(dynamic [A] Y2, Y3);
+axes_extents!(dynamic [A, B] Y3);
+axes_extents!(dynamic [A, B, C]);
+
 /// What a tensor's type says of its layout, as values the compiler folds: whether every extent
 /// is static, and if so the extents (see [`ExtentsType`]). The prelude takes the extents of
 /// static tensors from here rather than from their shape slices, whose contents the optimizer
