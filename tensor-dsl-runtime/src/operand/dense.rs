@@ -358,8 +358,10 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
             panic!("tensor-dsl bug: a written-out loop read outside its operand")
         };
         // SAFETY: `as_dense` made `data` the first of `elements` values that the access's
-        // own layout addresses (row-major strides of its shape, all inside its buffer), so
-        // they are valid for reads while the access's borrow lives, and `offset` was just
+        // own layout addresses (row-major strides of its shape, all inside its buffer), or
+        // `Temporary::read` the first of a temporary's initialized elements (as many as
+        // `elements`, borrowed with it), so they are valid for reads while the access's
+        // borrow lives, and `offset` was just
         // checked to be one of them (`DenseShape::offset`). Reads go through the raw
         // pointer, so a target writing the same buffer in place makes no reference alias, and
         // the type is not `Send`: one thread uses it.
@@ -419,8 +421,9 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
             panic!("tensor-dsl bug: a written-out loop wrote outside its target")
         };
         // SAFETY: as in `DenseAccess::load`: the `elements` values from `data` are the
-        // target's own, valid for reads and writes while its (exclusive or writable-view)
-        // borrow lives, and only this thread uses them (the type is neither `Send` nor
+        // target's own (or a temporary's, borrowed `&mut` by `Temporary::target`), valid for
+        // reads and writes while its (exclusive or writable-view) borrow lives, and only this
+        // thread uses them (the type is neither `Send` nor
         // `Sync`).
         unsafe { combine(self.data.add(offset), mode, value) }
     }
