@@ -4,7 +4,8 @@
 //! tensors (no step to prove, no kernel to dispatch). Only an access whose own strides are
 //! the row-major ones of its own shape becomes one, and one of static type only if that shape
 //! is its type's, so every offset below `elements` is an element the access itself addresses,
-//! whatever type produced it.
+//! whatever type produced it. A written-out network's temporaries (`Temporary`) are dense by
+//! construction, their static extents used only once checked to be row-major.
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
