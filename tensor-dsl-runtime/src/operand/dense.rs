@@ -203,7 +203,7 @@ impl<'a, T> TargetAccess<'a, T> {
 /// A temporary of a product's written-out stages (a network step small enough for written-out
 /// loops contracts its factors pair by pair, as the network kernel does, each pair's result
 /// in one of these): zeros of the statement's type, row-major over its shape, written through
-/// [`target`](Self::target) and read through [`read`](Self::read). Up to [`INLINE`] elements
+/// [`target`](Self::target) and read through [`read`](Self::read). Up to `INLINE` (256) elements
 /// live in a [`TemporaryStorage`] of the caller's, on the stack, where a statement over
 /// static extents keeps them in registers as it keeps a `let`'s nested array; larger ones in
 /// a buffer of its own.
