@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 
 use crate::element::{DeviceOf, Element, Kind};
 use crate::exec::backend::StepModule;
-use crate::exec::gemm::{elements_over, packed_layouts, GemmPlan};
+use crate::exec::gemm::{elements_over, packed_layouts, GemmPlan, Weighing};
 use crate::exec::network::{self, Pairing, PlanCache};
 use crate::exec::scratch::Scratch;
 use crate::exec::step::{Bound, BoundTarget, Step};
@@ -203,9 +203,12 @@ impl CudaDevice {
         if !cublas_type || parts || step.memory() != [memory; 2] {
             return Ok(false);
         }
-        let Some(layouts) =
-            GemmPlan::of(step).and_then(|plan| packed_layouts(step, &plan, PACKING_REUSE, false))
-        else {
+        let Some(layouts) = GemmPlan::of(step).and_then(|plan| {
+            let weighing = Weighing::FewestCalls {
+                reuse: PACKING_REUSE,
+            };
+            packed_layouts(step, &plan, weighing, false).map(|packing| packing.layouts)
+        }) else {
             return Ok(false);
         };
         let lens = (step.operands().iter().zip(layouts))

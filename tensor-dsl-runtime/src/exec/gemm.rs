@@ -80,8 +80,16 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool
         };
     };
     // Packing would copy a real operand into complex numbers: its calls stay as they are.
-    match packed_layouts(&step, &plan, PACKING_REUSE, true).filter(|_| parts == [false, false]) {
-        Some(layouts) => contract_packed(step, layouts, conj),
+    match packed_layouts(&step, &plan, Weighing::HostTime, true).filter(|_| parts == [false, false])
+    {
+        Some(Packing {
+            layouts: [None, None, None],
+            merge,
+        }) => {
+            let plan = GemmPlan::planned(&step, |_| true, merge).expect("the step is a GEMM");
+            run_gemms(step, &plan, conj)
+        }
+        Some(Packing { layouts, merge }) => contract_packed(step, layouts, merge, conj),
         None => run_gemms(step, &plan, conj),
     }
 }
@@ -188,39 +196,88 @@ unsafe fn gemm_with_parts<T: Element>(
     }
 }
 
-/// Below this many multiply-adds per element copied, copying an operand into a GEMM-friendly
-/// temporary costs more than the calls it saves on the host (`cargo bench -p
-/// tensor-dsl-benches --bench workloads`, seed).
+/// What copying one element into a GEMM-friendly temporary costs on the host, in
+/// multiply-adds of a GEMM: both about 60 ps on one core of the machines measured (f32; the
+/// seed and TCCG benchmarks, `cargo bench -p tensor-dsl-benches --bench workloads`).
 const PACKING_REUSE: usize = 16;
+
+/// What a `gemm` crate call costs beyond its arithmetic, in multiply-adds: 0.2 to 2 µs per call
+/// measured for unit-stride calls of 16³ to 128³ (about 1 µs ≈ 16 384 multiply-adds).
+const CALL_COST: usize = 1 << 14;
+
+/// What [`packed_layouts`] chose: the strides of the temporaries A, B or C are copied into
+/// (`None`: used where it lies), and how the calls' dimensions are merged then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Packing<const L: usize> {
+    pub(crate) layouts: [Option<[isize; L]>; 3],
+    pub(crate) merge: Merge,
+}
+
+/// What a matrix without a unit stride costs the `gemm` crate per element each call reads or
+/// writes, in multiply-adds, where neighbouring elements lie a cache line or more apart
+/// (about 10 ns per element, measured on a C whose elements lie 128 and 16 384 elements
+/// apart); an eighth of it where they share lines.
+const STRIDED_ELEMENT_COST: usize = 128;
+
+/// The bytes of a cache line on the machines measured.
+const CACHE_LINE: usize = 64;
+
+/// How [`packed_layouts`] weighs copies against the calls they save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Weighing {
+    /// The fewest calls, among copies that do at least `reuse` multiply-adds per element
+    /// copied (a device, where cuBLAS takes every call at its speed or not at all).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    FewestCalls { reuse: usize },
+    /// The least time estimated for the host's `gemm` crate: each element copied costs
+    /// [`PACKING_REUSE`] multiply-adds, each call [`CALL_COST`], and the arithmetic counts
+    /// once more for each matrix without a unit stride in the call (A, B or C), which the crate
+    /// gathers element by element (a strided C alone measured 0.4–0.6× the speed of the same
+    /// calls on a unit-stride one; with A strided too, under 0.2×). Copying nothing is a
+    /// candidate too: calls on unit strides run at 0.9–1.0× one large GEMM's speed from 32³ up,
+    /// so a copy of an operand that already has a unit stride rarely pays.
+    HostTime,
+}
 
 /// Multiply-adds per call above which C is not copied to merge calls ([`packed_layouts`]).
 const TARGET_PACKING_WORK: usize = 1 << 22;
 /// The shortest runs a copy of C back into place may move ([`packed_layouts`]).
 const TARGET_PACKING_RUN: usize = 16;
 
-/// For a step whose loops do not all merge (so its GEMM is many calls), new strides for A, B,
-/// C, or several of them, under which they would (TTGT: transpose, then one large GEMM, then
-/// transpose C back): a copied C holds its batch loops outermost, then its rows in A's order
-/// and its columns in B's, so that they merge in it and in the operands left as they are; a
-/// copied operand holds its batch loops outermost, then its rows or columns in C's order (the
-/// copy's, if C is copied), and its contracted loops in the other operand's order (A's, if
-/// both are copied), the GEMM's inner dimension innermost in A and B alike. C is copied only
-/// if `target` (the caller can copy it back). `None` if no copy reduces the number of calls,
-/// or the copies would do fewer than `reuse` multiply-adds per element copied (the host's is
-/// [`PACKING_REUSE`]; a device weighs its copies against its arithmetic with its own).
+/// For a step whose loops do not all merge (so its GEMM is many calls) or whose matrices lack
+/// a unit stride, new strides for A, B, C, or several of them, under which they would (TTGT:
+/// transpose, then one large GEMM, then transpose C back): a copied C holds its batch loops
+/// outermost, then its rows in A's order and its columns in B's, so that they merge in it and
+/// in the operands left as they are; a copied operand holds its batch loops outermost, then its
+/// rows or columns in C's order (the copy's, if C is copied), and its contracted loops in the
+/// other operand's order (A's, if both are copied), the GEMM's inner dimension innermost in A
+/// and B alike. C is copied only if `target` (the caller can copy it back). Weighed as the host
+/// weighs them, every candidate (copying nothing too) is planned with each [`Merge`]: the
+/// longest merged dimensions may leave a matrix without a unit stride where a shorter one
+/// keeps it. `None` where nothing is worth more than `plan` as `weighing` weighs it.
 pub(crate) fn packed_layouts<T, const L: usize>(
     step: &Step<'_, T, L, 2>,
     plan: &GemmPlan<L>,
-    reuse: usize,
+    weighing: Weighing,
     target: bool,
-) -> Option<[Option<[isize; L]>; 3]> {
+) -> Option<Packing<L>> {
     let extents = step.extents();
     let calls = plan.calls(extents);
     let roles = roles(step)?;
-    if calls <= plan.batches {
+    let total_work = plan.work.saturating_mul(plan.batches);
+    // What a plan costs after copying `copied` elements: the measure a copy must lower.
+    let measure = |plan: &GemmPlan<L>, copied: usize| match weighing {
+        Weighing::FewestCalls { .. } => plan.calls(extents),
+        Weighing::HostTime => plan.host_time(extents, copied, std::mem::size_of::<T>()),
+    };
+    if matches!(weighing, Weighing::FewestCalls { .. }) && calls <= plan.batches {
         return None;
     }
-    let total_work = plan.work.saturating_mul(plan.batches);
+    let merges: &[Merge] = match weighing {
+        Weighing::FewestCalls { .. } => &[Merge::Longest],
+        Weighing::HostTime => &[Merge::Longest, Merge::UnitStride],
+    };
+    let unpacked = measure(plan, 0);
     let [a, b] = step.operands();
     let c = step.target();
     // Loops of `role`, outermost (largest stride in `by`) first.
@@ -260,9 +317,10 @@ pub(crate) fn packed_layouts<T, const L: usize>(
                 && run(sequence.last()).min(run(unit.as_ref())) >= TARGET_PACKING_RUN
         })
         .map(|sequence| row_major(extents, &sequence));
-    let mut best: Option<(usize, [Option<[isize; L]>; 3])> = None;
-    for copy in candidates
+    let mut best: Option<(usize, Packing<L>)> = None;
+    for copy in [[false; 3]]
         .into_iter()
+        .chain(candidates)
         .filter(|copy| !copy[2] || c_layout.is_some())
     {
         let mut layouts = [None; 3];
@@ -295,28 +353,25 @@ pub(crate) fn packed_layouts<T, const L: usize>(
             layouts[which] = Some(row_major(extents, &sequence));
             copied = copied.saturating_add(elements_over(extents, operand.uses));
         }
-        if copied.saturating_mul(reuse) > total_work {
-            continue;
+        if let Weighing::FewestCalls { reuse } = weighing {
+            if copied.saturating_mul(reuse) > total_work {
+                continue;
+            }
         }
         let strides = [
             layouts[0].unwrap_or(a.strides),
             layouts[1].unwrap_or(b.strides),
             c_order,
         ];
-        let after = GemmPlan::merged(
-            &roles,
-            extents,
-            strides,
-            plan.work,
-            plan.batches,
-            Merge::Longest,
-        )
-        .calls(extents);
-        if after < calls && best.as_ref().is_none_or(|(fewest, _)| after < *fewest) {
-            best = Some((after, layouts));
+        for &merge in merges {
+            let after = GemmPlan::merged(&roles, extents, strides, plan.work, plan.batches, merge);
+            let after = measure(&after, copied);
+            if after < unpacked && best.as_ref().is_none_or(|(least, _)| after < *least) {
+                best = Some((after, Packing { layouts, merge }));
+            }
         }
     }
-    best.map(|(_, layouts)| layouts)
+    best.map(|(_, packing)| packing)
 }
 
 /// How many elements a tensor that uses the loops of `uses` (one bit per loop) holds laid
@@ -351,6 +406,7 @@ pub(crate) fn row_major<const L: usize>(extents: &[usize; L], sequence: &[usize]
 fn contract_packed<T: Element, const L: usize>(
     step: Step<'_, T, L, 2>,
     layouts: [Option<[isize; L]>; 3],
+    merge: Merge,
     conj: [bool; 2],
 ) {
     let uses = [
@@ -378,7 +434,8 @@ fn contract_packed<T: Element, const L: usize>(
     }
     let Some(strides) = layouts[2] else {
         let packed = step.with_operands(operands);
-        let plan = GemmPlan::of(&packed).expect("copying operands keeps a step a GEMM");
+        let plan = GemmPlan::planned(&packed, |_| true, merge)
+            .expect("copying operands keeps a step a GEMM");
         return run_gemms(packed, &plan, conj);
     };
     // C's temporary: the GEMMs assign the bare product to it (nothing there is read), and
@@ -389,7 +446,8 @@ fn contract_packed<T: Element, const L: usize>(
         operands,
         Memory::Host,
     );
-    let plan = GemmPlan::of(&product).expect("copying tensors keeps a step a GEMM");
+    let plan =
+        GemmPlan::planned(&product, |_| true, merge).expect("copying tensors keeps a step a GEMM");
     run_gemms(product, &plan, conj);
     let back = step.derived(
         None,
@@ -747,6 +805,7 @@ pub(crate) struct GemmPlan<const L: usize> {
 
 impl<const L: usize> GemmPlan<L> {
     /// The GEMM form of a step; `None` if it has none (see [`roles`]) or addresses nothing.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn of<T>(step: &Step<'_, T, L, 2>) -> Option<Self> {
         Self::planned(step, |_| true, Merge::Longest)
     }
@@ -829,6 +888,50 @@ impl<const L: usize> GemmPlan<L> {
         }
     }
 
+    /// The time the host's `gemm` crate is estimated to take for the plan's calls after
+    /// `copied` elements were copied, in multiply-adds (see [`Weighing::HostTime`]).
+    fn host_time(&self, extents: &[usize; L], copied: usize, element_bytes: usize) -> usize {
+        let (m, n, k) = (self.m, self.n, self.k);
+        let calls = self.calls(extents);
+        let work = self.work.saturating_mul(self.batches);
+        let unit =
+            |d: Dimension, matrix: usize| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1;
+        let mut time = copied
+            .saturating_mul(PACKING_REUSE)
+            .saturating_add(calls.saturating_mul(CALL_COST))
+            .saturating_add(work);
+        // A matrix without a unit stride is gathered (or C scattered) element by element,
+        // each call over again: a cache line per element where even its shorter stride
+        // leaves a line between neighbours.
+        for (matrix, [rows, columns]) in [[m, k], [k, n], [m, n]].into_iter().enumerate() {
+            if !unit(rows, matrix) && !unit(columns, matrix) {
+                let elements = (rows.extent * columns.extent).saturating_mul(calls);
+                let shorter = rows.strides[matrix]
+                    .unsigned_abs()
+                    .min(columns.strides[matrix].unsigned_abs());
+                let cost = if shorter.saturating_mul(element_bytes) >= CACHE_LINE {
+                    STRIDED_ELEMENT_COST
+                } else {
+                    STRIDED_ELEMENT_COST / 8
+                };
+                time = time.saturating_add(elements.saturating_mul(cost));
+            }
+        }
+        // A C stepping by one element only down its columns runs slower (0.8–0.9× on
+        // the same calls with unit-stride rows).
+        if !unit(n, 2) && unit(m, 2) {
+            time = time.saturating_add(work / 8);
+        }
+        // Calls thinner than the kernel's blocks leave part of each block idle: 0.6–0.85×
+        // a large GEMM's speed for sides of 12 to 16 (each side short of 32 costs work ×
+        // shortfall / 64).
+        for side in [m.extent, n.extent] {
+            let shortfall = 32usize.saturating_sub(side);
+            time = time.saturating_add((work / 64).saturating_mul(shortfall));
+        }
+        time
+    }
+
     /// How many GEMM calls the plan makes.
     fn calls(&self, extents: &[usize; L]) -> usize {
         (self.outer.iter().chain(&self.summed))
@@ -876,16 +979,7 @@ pub(crate) fn gemm_cost<const L: usize>(
         &[0, 1],
         Merge::Longest,
     );
-    // A matrix has a unit stride if either dimension does or spans at most one element.
-    let unit = |rows: Dimension, cols: Dimension, matrix: usize| {
-        [rows, cols]
-            .iter()
-            .any(|d| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1)
-    };
-    let strided = [unit(m, k, 0), unit(k, n, 1), unit(m, n, 2)]
-        .iter()
-        .filter(|&&has_unit| !has_unit)
-        .count();
+    let strided = strided_matrices(m, n, k);
     let calls = role_vars(a & b & c)
         .iter()
         .chain(&m_rest)
@@ -896,8 +990,22 @@ pub(crate) fn gemm_cost<const L: usize>(
     (strided, calls)
 }
 
+/// How many of a call's matrices (A: m × k, B: k × n, C: m × n) have no unit stride: a matrix
+/// has one if either dimension steps by one element or spans at most one.
+fn strided_matrices(m: Dimension, n: Dimension, k: Dimension) -> usize {
+    let unit = |rows: Dimension, cols: Dimension, matrix: usize| {
+        [rows, cols]
+            .iter()
+            .any(|d| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1)
+    };
+    [unit(m, k, 0), unit(k, n, 1), unit(m, n, 2)]
+        .iter()
+        .filter(|&&has_unit| !has_unit)
+        .count()
+}
+
 /// Which chain of variables [`merge`] makes a GEMM dimension.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Merge {
     /// The longest: the fewest calls, for a GEMM that takes any strides.
     Longest,
@@ -998,9 +1106,9 @@ mod tests {
         // (k, l, j) order, which its 8640 elements are worth at 345 600 multiply-adds.
         let plan = GemmPlan::of(&step).unwrap();
         assert_eq!(plan.calls(&extents), 12);
-        let layouts = packed_layouts(&step, &plan, PACKING_REUSE, true).unwrap();
+        let layouts = packed_layouts(&step, &plan, Weighing::HostTime, true).unwrap();
         assert_eq!(
-            layouts,
+            layouts.layouts,
             [
                 None,
                 Some([0, 1, nl as isize * nj as isize, nj as isize]),
@@ -1020,6 +1128,63 @@ mod tests {
                 assert!((c[[i, j]] - expected).abs() < 1e-10, "({i}, {j})");
             }
         }
+    }
+
+    /// `c[a, b, c, d] = x[d, b, e, a] · y[e, c]` (TCCG's abcd-dbea-ec) with the loops
+    /// (a, b, c, d, e) at these extents, contracted through `contract` and checked against a
+    /// sum in order; returns what the host's weighing chose.
+    fn dbea(extents: [usize; 5]) -> Option<Packing<5>> {
+        let [na, nb, nc, nd, ne] = extents;
+        let x = filled(&[nd, nb, ne, na], 1);
+        let y = filled(&[ne, nc], 2);
+        let mut z = filled(&[na, nb, nc, nd], 3);
+        let loops = |axes: &[usize]| axes.iter().map(|&v| Axis::Loop(v)).collect::<Vec<_>>();
+        let (z_axes, x_axes, y_axes) = (loops(&[0, 1, 2, 3]), loops(&[3, 1, 4, 0]), loops(&[4, 2]));
+        let target = z.__tdsl_target();
+        let step = Step::new(
+            target.at(&z_axes),
+            Mode::Assign,
+            1.0,
+            extents,
+            4,
+            [
+                x.__tdsl_operand().at(&x_axes),
+                y.__tdsl_operand().at(&y_axes),
+            ],
+        );
+        let plan = GemmPlan::of(&step).unwrap();
+        let chosen = packed_layouts(&step, &plan, Weighing::HostTime, true);
+        contract(step, [false; 2]);
+        for (a, b, c, d) in (0..na).flat_map(|a| {
+            (0..nb).flat_map(move |b| (0..nc).flat_map(move |c| (0..nd).map(move |d| (a, b, c, d))))
+        }) {
+            let sum: f64 = (0..ne).map(|e| x[[d, b, e, a]] * y[[e, c]]).sum();
+            assert!(
+                (z[[a, b, c, d]] - sum).abs() < 1e-10,
+                "({a}, {b}, {c}, {d})"
+            );
+        }
+        chosen
+    }
+
+    #[test]
+    fn the_host_weighs_copies_against_strided_calls() {
+        // C's unit stride (d) is a loop around the calls, and C has no other: copying C alone,
+        // into (d, b, a, c) order, gives calls on unit strides everywhere, cheaper than also
+        // copying all of x to merge (a, b, d) into one call; the calls' rows are a, the
+        // one unit-stride loop of x, not the longer (b, d) that merges in x and the copy.
+        let [na, nb, nc, nd, ne] = [32, 4, 32, 16, 64];
+        let packing = dbea([na, nb, nc, nd, ne]).expect("C is worth copying");
+        let [na, nb, nc] = [na, nb, nc].map(|n| n as isize);
+        assert_eq!(
+            packing,
+            Packing {
+                layouts: [None, None, Some([nc, nc * na, 1, nc * na * nb, 0])],
+                merge: Merge::UnitStride,
+            }
+        );
+        // Small: the same statement as it lies (and still the same values).
+        dbea([3, 2, 5, 4, 7]);
     }
 
     #[test]
