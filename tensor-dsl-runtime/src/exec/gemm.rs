@@ -229,11 +229,13 @@ pub(crate) enum Weighing {
     /// copied (a device, where cuBLAS takes every call at its speed or not at all).
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     FewestCalls { reuse: usize },
-    /// The least time estimated for the host's `gemm` crate: each element copied costs
-    /// [`PACKING_REUSE`] multiply-adds, each call [`CALL_COST`], and the arithmetic counts
-    /// once more for each matrix without a unit stride in the call (A, B or C), which the crate
-    /// gathers element by element (a strided C alone measured 0.4–0.6× the speed of the same
-    /// calls on a unit-stride one; with A strided too, under 0.2×). Copying nothing is a
+    /// The least time estimated for the host's `gemm` crate ([`GemmPlan::host_time`]): each
+    /// element copied costs [`PACKING_REUSE`] multiply-adds, each call and each copy
+    /// [`CALL_COST`], each element of a matrix without a unit stride in the call (A, B or C),
+    /// which the crate gathers element by element, [`STRIDED_ELEMENT_COST`] per call (a
+    /// strided C alone measured 0.4–0.6× the speed of the same calls on a unit-stride one;
+    /// with A strided too, under 0.2×), and calls that sum into one C, a column-major C and
+    /// thin calls their share. Copying nothing is a
     /// candidate too: calls on unit strides run at 0.9–1.0× one large GEMM's speed from 32³ up,
     /// so a copy of an operand that already has a unit stride rarely pays.
     HostTime,
@@ -266,18 +268,24 @@ pub(crate) fn packed_layouts<T, const L: usize>(
     let roles = roles(step)?;
     let total_work = plan.work.saturating_mul(plan.batches);
     // What a plan costs after copying `copied` elements: the measure a copy must lower.
-    let measure = |plan: &GemmPlan<L>, copied: usize| match weighing {
+    let measure = |plan: &GemmPlan<L>, [copies, copied]: [usize; 2]| match weighing {
         Weighing::FewestCalls { .. } => plan.calls(extents),
-        Weighing::HostTime => plan.host_time(extents, copied, std::mem::size_of::<T>()),
+        Weighing::HostTime => plan.host_time(extents, copies, copied, size_of::<T>()),
     };
-    if matches!(weighing, Weighing::FewestCalls { .. }) && calls <= plan.batches {
+    // One call per batch on unit strides, C's rows among them: nothing a copy could improve
+    // (asked before any candidate is planned, so small products pay nothing for the question).
+    let settled = match weighing {
+        Weighing::FewestCalls { .. } => true,
+        Weighing::HostTime => strided_matrices(plan.m, plan.n, plan.k) == 0 && !plan.c_by_columns(),
+    };
+    if settled && calls <= plan.batches {
         return None;
     }
     let merges: &[Merge] = match weighing {
         Weighing::FewestCalls { .. } => &[Merge::Longest],
         Weighing::HostTime => &[Merge::Longest, Merge::UnitStride],
     };
-    let unpacked = measure(plan, 0);
+    let unpacked = measure(plan, [0, 0]);
     let [a, b] = step.operands();
     let c = step.target();
     // Loops of `role`, outermost (largest stride in `by`) first.
@@ -365,7 +373,8 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         ];
         for &merge in merges {
             let after = GemmPlan::merged(&roles, extents, strides, plan.work, plan.batches, merge);
-            let after = measure(&after, copied);
+            let copies = layouts.iter().flatten().count();
+            let after = measure(&after, [copies, copied]);
             if after < unpacked && best.as_ref().is_none_or(|(least, _)| after < *least) {
                 best = Some((after, Packing { layouts, merge }));
             }
@@ -889,16 +898,25 @@ impl<const L: usize> GemmPlan<L> {
     }
 
     /// The time the host's `gemm` crate is estimated to take for the plan's calls after
-    /// `copied` elements were copied, in multiply-adds (see [`Weighing::HostTime`]).
-    fn host_time(&self, extents: &[usize; L], copied: usize, element_bytes: usize) -> usize {
+    /// `copies` tensors of `copied` elements in all were copied, in multiply-adds (see
+    /// [`Weighing::HostTime`]).
+    fn host_time(
+        &self,
+        extents: &[usize; L],
+        copies: usize,
+        copied: usize,
+        element_bytes: usize,
+    ) -> usize {
         let (m, n, k) = (self.m, self.n, self.k);
         let calls = self.calls(extents);
         let work = self.work.saturating_mul(self.batches);
         let unit =
             |d: Dimension, matrix: usize| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1;
+        // Each copy, like each call, costs a fixed time besides its elements (a buffer, a
+        // step of its own), which small products do not repay.
         let mut time = copied
             .saturating_mul(PACKING_REUSE)
-            .saturating_add(calls.saturating_mul(CALL_COST))
+            .saturating_add((calls + copies).saturating_mul(CALL_COST))
             .saturating_add(work);
         // A matrix without a unit stride is gathered (or C scattered) element by element,
         // each call over again: a cache line per element where even its shorter stride
@@ -917,9 +935,19 @@ impl<const L: usize> GemmPlan<L> {
                 time = time.saturating_add(elements.saturating_mul(cost));
             }
         }
+        // Calls that sum into the same C (an unmerged contracted loop) read and write it
+        // each time after the first.
+        let summed: usize = self.summed.iter().map(|&var| extents[var]).product();
+        let rewrites = (calls / summed.max(1)).saturating_mul(summed.saturating_sub(1));
+        let c_elements = m.extent.saturating_mul(n.extent);
+        time = time.saturating_add(
+            rewrites
+                .saturating_mul(c_elements)
+                .saturating_mul(PACKING_REUSE / 2),
+        );
         // A C stepping by one element only down its columns runs slower (0.8–0.9× on
         // the same calls with unit-stride rows).
-        if !unit(n, 2) && unit(m, 2) {
+        if self.c_by_columns() {
             time = time.saturating_add(work / 8);
         }
         // Calls thinner than the kernel's blocks leave part of each block idle: 0.6–0.85×
@@ -930,6 +958,12 @@ impl<const L: usize> GemmPlan<L> {
             time = time.saturating_add((work / 64).saturating_mul(shortfall));
         }
         time
+    }
+
+    /// Whether C steps by one element down its columns only (no unit stride along n).
+    fn c_by_columns(&self) -> bool {
+        let unit = |d: Dimension| d.extent <= 1 || d.strides[2].unsigned_abs() == 1;
+        !unit(self.n) && unit(self.m)
     }
 
     /// How many GEMM calls the plan makes.
