@@ -197,8 +197,9 @@ unsafe fn gemm_with_parts<T: Element>(
 }
 
 /// What copying one element into a GEMM-friendly temporary costs on the host, in
-/// multiply-adds of a GEMM: both about 60 ps on one core of the machines measured (f32; the
-/// seed and TCCG benchmarks, `cargo bench -p tensor-dsl-benches --bench workloads`).
+/// multiply-adds of a GEMM: about 1 ns against about 60 ps on one core of the machines
+/// measured (f32; the seed and TCCG benchmarks, `cargo bench -p tensor-dsl-benches --bench
+/// workloads`).
 const PACKING_REUSE: usize = 16;
 
 /// What a `gemm` crate call costs beyond its arithmetic, in multiply-adds: 0.2 to 2 µs per call
@@ -916,14 +917,17 @@ impl<const L: usize> GemmPlan<L> {
         // step of its own), which small products do not repay.
         let mut time = copied
             .saturating_mul(PACKING_REUSE)
-            .saturating_add((calls + copies).saturating_mul(CALL_COST))
+            .saturating_add(calls.saturating_add(copies).saturating_mul(CALL_COST))
             .saturating_add(work);
         // A matrix without a unit stride is gathered (or C scattered) element by element,
         // each call over again: a cache line per element where even its shorter stride
         // leaves a line between neighbours.
         for (matrix, [rows, columns]) in [[m, k], [k, n], [m, n]].into_iter().enumerate() {
             if !unit(rows, matrix) && !unit(columns, matrix) {
-                let elements = (rows.extent * columns.extent).saturating_mul(calls);
+                let elements = rows
+                    .extent
+                    .saturating_mul(columns.extent)
+                    .saturating_mul(calls);
                 let shorter = rows.strides[matrix]
                     .unsigned_abs()
                     .min(columns.strides[matrix].unsigned_abs());
