@@ -372,9 +372,9 @@ pub(crate) fn packed_layouts<T, const L: usize>(
             layouts[1].unwrap_or(b.strides),
             c_order,
         ];
+        let copies = layouts.iter().flatten().count();
         for &merge in merges {
             let after = GemmPlan::merged(&roles, extents, strides, plan.work, plan.batches, merge);
-            let copies = layouts.iter().flatten().count();
             let after = measure(&after, [copies, copied]);
             if after < unpacked && best.as_ref().is_none_or(|(least, _)| after < *least) {
                 best = Some((after, Packing { layouts, merge }));
@@ -794,6 +794,12 @@ impl Dimension {
         extent: 1,
         strides: [0; 3],
     };
+
+    /// Whether the dimension steps by one element in `matrix` (A 0, B 1, C 2), or spans at
+    /// most one element, so a matrix it belongs to has a unit stride.
+    fn steps_by_one(self, matrix: usize) -> bool {
+        self.extent <= 1 || self.strides[matrix].unsigned_abs() == 1
+    }
 }
 
 /// A two-operand step as GEMMs: merged m, n and k, and the loops around the calls.
@@ -911,8 +917,6 @@ impl<const L: usize> GemmPlan<L> {
         let (m, n, k) = (self.m, self.n, self.k);
         let calls = self.calls(extents);
         let work = self.work.saturating_mul(self.batches);
-        let unit =
-            |d: Dimension, matrix: usize| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1;
         // Each copy, like each call, costs a fixed time besides its elements (a buffer, a
         // step of its own), which small products do not repay.
         let mut time = copied
@@ -923,7 +927,7 @@ impl<const L: usize> GemmPlan<L> {
         // each call over again: a cache line per element where even its shorter stride
         // leaves a line between neighbours.
         for (matrix, [rows, columns]) in [[m, k], [k, n], [m, n]].into_iter().enumerate() {
-            if !unit(rows, matrix) && !unit(columns, matrix) {
+            if !rows.steps_by_one(matrix) && !columns.steps_by_one(matrix) {
                 let elements = rows
                     .extent
                     .saturating_mul(columns.extent)
@@ -966,8 +970,7 @@ impl<const L: usize> GemmPlan<L> {
 
     /// Whether C steps by one element down its columns only (no unit stride along n).
     fn c_by_columns(&self) -> bool {
-        let unit = |d: Dimension| d.extent <= 1 || d.strides[2].unsigned_abs() == 1;
-        !unit(self.n) && unit(self.m)
+        !self.n.steps_by_one(2) && self.m.steps_by_one(2)
     }
 
     /// How many GEMM calls the plan makes.
@@ -1032,9 +1035,7 @@ pub(crate) fn gemm_cost<const L: usize>(
 /// has one if either dimension steps by one element or spans at most one.
 fn strided_matrices(m: Dimension, n: Dimension, k: Dimension) -> usize {
     let unit = |rows: Dimension, cols: Dimension, matrix: usize| {
-        [rows, cols]
-            .iter()
-            .any(|d| d.extent <= 1 || d.strides[matrix].unsigned_abs() == 1)
+        rows.steps_by_one(matrix) || cols.steps_by_one(matrix)
     };
     [unit(m, k, 0), unit(k, n, 1), unit(m, n, 2)]
         .iter()
