@@ -9,12 +9,17 @@ the crate alone, dependencies built beforehand). The budget is one second per 10
 statements. Run it on a quiet machine:
 
     python3 benches/compile_cost.py [--statements N] [--release] [--json FILE]
+
+Seconds on a shared host vary by a tenth or more between runs. `--instructions` counts
+instead the instructions rustc executes to build the crate (valgrind's callgrind; one build
+each, about 50 times slower): the same count every run, so a change of a few percent shows.
 """
 
 import argparse
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import time
@@ -62,17 +67,38 @@ def write_crate(statements: int, empty: bool) -> None:
     (DIR / "src" / "lib.rs").write_text("\n".join(lines) + "\n")
 
 
-def build(release: bool) -> float:
-    """Seconds of a build of the crate alone (its dependencies already built)."""
+# Runs rustc, under callgrind when it compiles this crate (`--instructions`), which then
+# leaves its count of instructions in `callgrind.log`.
+WRAPPER = """#!/bin/sh
+case " $* " in
+  *" --crate-name compile_cost "*)
+    exec valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$(dirname "$0")/callgrind.log" "$@" ;;
+  *) exec "$@" ;;
+esac
+"""
+
+
+def build(release: bool, instructions: bool = False) -> float:
+    """Seconds of a build of the crate alone (its dependencies already built), or with
+    `instructions`, the billions of instructions rustc executed for it."""
     profile = ["--release"] if release else []
     # Cargo's own defaults (incremental, full debug info in debug), as a user's build has them.
     env = {k: v for k, v in os.environ.items()
            if k != "CARGO_INCREMENTAL" and not k.startswith("CARGO_PROFILE_")}
+    if instructions:
+        wrapper = DIR / "callgrind-rustc.sh"
+        wrapper.write_text(WRAPPER)
+        wrapper.chmod(0o755)
+        env["RUSTC_WRAPPER"] = str(wrapper)
     subprocess.run(["cargo", "clean", "-q", "-p", "compile-cost", *profile], cwd=DIR, env=env,
                    check=True)
     start = time.perf_counter()
     subprocess.run(["cargo", "build", "-q", *profile], cwd=DIR, env=env, check=True)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    if not instructions:
+        return seconds
+    log = (DIR / "callgrind.log").read_text()
+    return int(re.search(r"Collected : (\d+)", log).group(1)) / 1e9
 
 
 def main() -> None:
@@ -80,6 +106,8 @@ def main() -> None:
     parser.add_argument("--statements", type=int, default=100)
     parser.add_argument("--release", action="store_true")
     parser.add_argument("--json", type=pathlib.Path)
+    parser.add_argument("--instructions", action="store_true",
+                        help="count rustc's instructions (valgrind) instead of seconds")
     args = parser.parse_args()
     if DIR.exists():
         shutil.rmtree(DIR / "src", ignore_errors=True)
@@ -87,10 +115,18 @@ def main() -> None:
     for variant in ["empty", "statements"]:
         write_crate(args.statements, variant == "empty")
         build(args.release)  # dependencies, and a first build to warm the caches
-        times[variant] = min(build(args.release) for _ in range(3))
+        if args.instructions:
+            times[variant] = build(args.release, instructions=True)
+        else:
+            times[variant] = min(build(args.release) for _ in range(3))
     added = times["statements"] - times["empty"]
     per_100 = added * 100 / args.statements
     profile = "release" if args.release else "debug"
+    if args.instructions:
+        print(f"{profile} build of {args.statements} functions: rustc executes "
+              f"{times['empty']:.3f} G instructions empty, {times['statements']:.3f} G with "
+              f"one statement each: tensor! adds {per_100:.3f} G per 100 statements")
+        return
     print(f"{profile} build of {args.statements} functions: empty {times['empty']:.2f} s, "
           f"with one statement each {times['statements']:.2f} s")
     print(f"tensor! adds {per_100:.2f} s per 100 statements (budget 1 s in debug)")

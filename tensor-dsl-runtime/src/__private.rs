@@ -6,8 +6,8 @@ pub use crate::error::ShapeError;
 pub use crate::exec::backend::{
     same_backend, Backend, Host, HostBackend, OwnBackend, Probe, StepModule,
 };
-pub use crate::exec::gemm::contract;
-pub use crate::exec::loop_nest::{copy, evaluate};
+pub use crate::exec::gemm::{contract, contract_detached};
+pub use crate::exec::loop_nest::{copy, copy_detached, evaluate, evaluate_detached};
 pub use crate::exec::network::{contract_network, PlanCache};
 pub use crate::exec::step::{Axis, Step, TargetUse, Use};
 #[cfg(feature = "matrix")]

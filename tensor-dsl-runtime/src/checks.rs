@@ -276,6 +276,19 @@ pub fn admits_rank<const R: usize, E: AdmitsRank<R>>(_layout: &StaticLayout<E>) 
 #[inline(always)]
 pub fn agree<I: ?Sized, A: Agrees<I, B>, B>(_first: A, _later: B) {}
 
+/// The extent of axis `axis` of a tensor whose layout is `layout` and whose shape is `shape`:
+/// its type's constant where the type states static extents (a constant the compiler sees,
+/// where it cannot see into the shape slice, so extents unified from it are constants too),
+/// else the shape's.
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
+pub fn extent_at<E>(layout: &StaticLayout<E>, shape: &[usize], axis: usize) -> usize {
+    if layout.is_static {
+        layout.extents[axis]
+    } else {
+        shape[axis]
+    }
+}
+
 /// `operand`'s extents, and what its type says of them (see [`StaticLayout`]); a function
 /// rather than a method path, so a value that is no operand is reported on its own tokens.
 #[inline(always)]

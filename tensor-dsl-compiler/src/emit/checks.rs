@@ -58,6 +58,10 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
     let mut extents: HashMap<(usize, String), Ident> = HashMap::new();
     let mut rank_checked = HashSet::new();
     for (s, statement) in program.statements.iter().enumerate() {
+        // The statement's checks of static ranks and extents, which only type-check, and the
+        // marker type of each index they name.
+        let mut statics = TokenStream::new();
+        let mut markers: Vec<Ident> = Vec::new();
         let mut accesses = Vec::new();
         if let Target::Tensor { access } = &statement.target {
             accesses.push(access);
@@ -68,12 +72,12 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
         }
         for access in &accesses {
             if static_check_applies(program, access.tensor) && rank_checked.insert(access.tensor) {
-                tokens.extend(static_rank_check(cx, access));
+                statics.extend(static_rank_check(cx, access));
             }
             for (axis, slot) in access.slots.iter().enumerate() {
                 if let Slot::Fixed(position) = slot {
                     let position = position_expr(*position);
-                    let extent = axis_extent(program, &extents, access.tensor, axis);
+                    let extent = axis_extent(&p, program, &extents, access.tensor, axis);
                     let text = &access.text;
                     let call =
                         check(hygienic!(#p::check_position(#text, #axis, #position, #extent)));
@@ -83,7 +87,7 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             // Each range of a view (`x[i in 1..n]`) inside its base's axis.
             if let TensorOrigin::Slice { base, ranges } = &program.tensors[access.tensor].origin {
                 for range in ranges {
-                    let extent = axis_extent(program, &extents, *base, range.axis);
+                    let extent = axis_extent(&p, program, &extents, *base, range.axis);
                     let (axis, lo, hi) = (range.axis, position_expr(range.lo), end_expr(range.hi));
                     let text = &access.text;
                     let call = check(hygienic!(#p::check_range(#text, #axis, #lo, #hi, #extent)));
@@ -100,17 +104,22 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
                         if *used == var && static_check_applies(program, access.tensor) {
                             match first_static {
                                 None => first_static = Some((access.tensor, axis)),
-                                Some(first) => tokens.extend(static_extent_check(
-                                    cx,
-                                    first,
-                                    (access.tensor, axis),
-                                    used,
-                                )),
+                                Some(first) => {
+                                    if !markers.iter().any(|marker| *marker == used.name) {
+                                        markers.push(Ident::new(&used.name, used.span));
+                                    }
+                                    statics.extend(static_extent_check(
+                                        cx,
+                                        first,
+                                        (access.tensor, axis),
+                                        used,
+                                    ))
+                                }
                             }
                         }
                     }
                     if *slot == Slot::Var(var.clone()) {
-                        let extent = axis_extent(program, &extents, access.tensor, axis);
+                        let extent = axis_extent(&p, program, &extents, access.tensor, axis);
                         let text = &access.text;
                         occurrences.push(hygienic! {
                             #p::Occurrence { access: #text, axis: #axis, extent: #extent }
@@ -124,7 +133,7 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             // Static extents were unified at compile time (`static_extent_check`): the first
             // one is the extent, a constant the statement's loops can be unrolled over.
             let this = Slot::Var(var.clone());
-            let statics: Vec<(TensorId, usize)> = accesses
+            let uses: Vec<(TensorId, usize)> = accesses
                 .iter()
                 .flat_map(|access| {
                     let this = &this;
@@ -137,12 +146,12 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
                         })
                 })
                 .collect();
-            let all_from_rust = statics
+            let all_from_rust = uses
                 .iter()
                 .all(|&(tensor, _)| static_check_applies(program, tensor));
-            let value = match statics.first() {
+            let value = match uses.first() {
                 Some(&(first, axis)) if all_from_rust => {
-                    let conditions = statics.iter().map(|&(tensor, _)| layout_local(tensor));
+                    let conditions = uses.iter().map(|&(tensor, _)| layout_local(tensor));
                     let first = layout_local(first);
                     hygienic! {
                         if #(#conditions.is_static)&&* { #first.extents[#axis] } else { #call }
@@ -167,6 +176,23 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             };
             let call = check(hygienic!(#p::check_result_size(#name, &[#(#shape),*])));
             tokens.extend(hygienic!(#call;));
+        }
+        if !statics.is_empty() {
+            // In a closure that is never called: rustc type-checks its body, which is all
+            // these checks are for, but generates no code for it (called, each `agree` over
+            // its index's marker would be a function of its own to compile). The markers are
+            // declared outside it, so a message names `main::k`, not `main::{closure#0}::k`;
+            // a braced struct lives in the type namespace only, so it cannot shadow a tensor
+            // of the same name, and the block keeps one statement's `k` from another's.
+            tokens.extend(hygienic! {
+                {
+                    #(
+                        #[allow(non_camel_case_types, dead_code)]
+                        struct #markers {}
+                    )*
+                    let _ = || { #statics };
+                }
+            });
         }
     }
     Checks { tokens, extents }
@@ -243,24 +269,20 @@ fn static_extent_check(
         located(&layout_local(first), var.span),
         located(&layout_local(later), var.span),
     );
-    // A braced struct lives in the type namespace only, so it cannot shadow a tensor of the
-    // same name in the expressions beside it.
+    // The marker the statement's checks declare for the index (`emit_checks`).
     let marker = Ident::new(&var.name, var.span);
     quote_spanned! {var.span=>
-        {
-            #[allow(non_camel_case_types, dead_code)]
-            struct #marker {}
-            #p::agree::<#marker, _, _>(
-                #p::extent_of::<#first_axis, _>(&#first),
-                #p::extent_of::<#later_axis, _>(&#later),
-            );
-        }
+        #p::agree::<#marker, _, _>(
+            #p::extent_of::<#first_axis, _>(&#first),
+            #p::extent_of::<#later_axis, _>(&#later),
+        );
     }
 }
 
 /// The extent of axis `axis` of `tensor`, as an expression valid in the prelude: a `let`
 /// result of the block has its statement's extents, any other tensor its run-time shape.
 fn axis_extent(
+    p: &TokenStream,
     program: &Program,
     extents: &HashMap<(usize, String), Ident>,
     tensor: TensorId,
@@ -276,7 +298,7 @@ fn axis_extent(
             hygienic!(#local)
         }
         TensorOrigin::Slice { base, ranges } => {
-            let extent = axis_extent(program, extents, *base, axis);
+            let extent = axis_extent(p, program, extents, *base, axis);
             match ranges.iter().find(|range| range.axis == axis) {
                 // Checked by `check_range` before any extent is used.
                 Some(range) => {
@@ -292,10 +314,11 @@ fn axis_extent(
         }
         _ => {
             // A static extent as the type's constant (the compiler cannot see into the shape
-            // slice), so the extents unified from it are constants too.
+            // slice), so the extents unified from it are constants too. One call, not a
+            // branch per use: a debug build compiles a call faster.
             let shape = hidden_numbered("__shape", tensor);
             let layout = layout_local(tensor);
-            hygienic!(if #layout.is_static { #layout.extents[#axis] } else { #shape[#axis] })
+            hygienic!(#p::extent_at(&#layout, &#shape, #axis))
         }
     }
 }

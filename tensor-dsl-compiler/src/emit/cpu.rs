@@ -201,6 +201,9 @@ struct StepCode {
     /// where both need it: empty otherwise.
     body_fn: TokenStream,
     general: TokenStream,
+    /// The general path as one call that also detaches the operands (`evaluate_detached`,
+    /// `copy_detached`, `contract_detached`), for a statement of this one step on the host.
+    detached: Option<TokenStream>,
     written_out: TokenStream,
     small: TokenStream,
     /// Each access the written-out loops read (`__operand_N` or `__target_read`) with its
@@ -220,6 +223,8 @@ struct StepParts {
     target_position: Vec<TokenStream>,
     /// Each operand read, bound to the loops (`handle.at(axes)`), and loaded at a point.
     operands: Vec<TokenStream>,
+    /// Each operand read with its axes, unbound (`(handle, axes)`, for `with_detached`).
+    unbound: Vec<TokenStream>,
     loads: Vec<Load>,
     /// Which of the target's axes hold its last loop, the one the written-out loops of a
     /// summing step take in chunks (`chunk`).
@@ -763,6 +768,7 @@ impl StatementEmitter<'_> {
         StepCode {
             body_fn,
             general: self.kernel_call(step, &parts, proven),
+            detached: self.detached_call(step, &parts),
             written_out: match &stages {
                 Some(stages) => self.staged_written_out(step, &parts, stages),
                 None => self.written_out(&parts),
@@ -812,6 +818,7 @@ impl StatementEmitter<'_> {
                 .collect()
         };
         let mut operands: Vec<TokenStream> = Vec::new();
+        let mut unbound: Vec<TokenStream> = Vec::new();
         let mut loads: Vec<Load> = Vec::new();
         // The axes that hold the target's last loop: a chunk of the written-out loops moves
         // them together.
@@ -841,6 +848,9 @@ impl StatementEmitter<'_> {
             // reported on the user's tensor rather than on the whole macro call.
             operands.push(quote_spanned! {access.span=>
                 (#handle.at(&[#(#access_axes),*]))
+            });
+            unbound.push(quote_spanned! {access.span=>
+                (#handle, &[#(#access_axes),*])
             });
             let index = position(&access.slots);
             let checked = dense_handle(&handle);
@@ -917,6 +927,7 @@ impl StatementEmitter<'_> {
             target_position: position(lhs),
             target_along: along(lhs),
             operands,
+            unbound,
             loads,
             runs,
             reads,
@@ -963,13 +974,7 @@ impl StatementEmitter<'_> {
     fn kernel_call(&self, step: &Step, parts: &StepParts, proven: TokenStream) -> TokenStream {
         let p = self.cx.private();
         let extents = &parts.extents;
-        let body = match &parts.shared_body {
-            Some(name) => name.to_token_stream(),
-            None => {
-                let body = &parts.body;
-                hygienic!(move |__x| #body)
-            }
-        };
+        let body = body_closure(parts);
         let call = if self.cx.dispatch {
             self.dispatched_step(step, proven, &body)
         } else {
@@ -999,6 +1004,48 @@ impl StatementEmitter<'_> {
                 let __ext = [#(#extents),*];
                 #call;
             }
+        }
+    }
+
+    /// The general path of a statement whose one step runs on the host, as one runtime call
+    /// that detaches the operands, proves the step and runs its kernel (see
+    /// `__private::evaluate_detached`), where each statement wrote out those calls: about 3 %
+    /// fewer instructions for rustc to build `benches/compile_cost.py`'s 100 statements in
+    /// debug. None for a network, or where steps dispatch.
+    fn detached_call(&self, step: &Step, parts: &StepParts) -> Option<TokenStream> {
+        if self.cx.dispatch {
+            return None;
+        }
+        let p = self.cx.private();
+        let StepParts {
+            n_out,
+            extents,
+            target_axes,
+            unbound,
+            alpha,
+            mode,
+            ..
+        } = parts;
+        let arguments = hygienic! {
+            &__target,
+            &[#(#target_axes),*],
+            #mode,
+            #alpha,
+            [#(#extents),*],
+            #n_out,
+            [#(#unbound),*],
+        };
+        match &step.kernel {
+            Kernel::LoopNest if parts.copy => Some(hygienic!(#p::copy_detached(#arguments);)),
+            Kernel::LoopNest => {
+                let body = body_closure(parts);
+                Some(hygienic!(#p::evaluate_detached(#arguments #body);))
+            }
+            Kernel::Gemm(_) => {
+                let conj = conjugated(step);
+                Some(hygienic!(#p::contract_detached(#arguments #conj);))
+            }
+            Kernel::Network(_) => None,
         }
     }
 
@@ -1403,6 +1450,15 @@ impl StatementEmitter<'_> {
             .first()
             .map(|step| step.target_layout.clone())
             .unwrap_or_default();
+        // One step detaches its operands in its call; several detach them all first, before
+        // the first writes anything.
+        let general = match &code[..] {
+            [StepCode {
+                detached: Some(call),
+                ..
+            }] => call.clone(),
+            _ => hygienic!(#general_prelude #(#general)*),
+        };
         hygienic! {
             #(#body_fns)*
             match (
@@ -1416,8 +1472,7 @@ impl StatementEmitter<'_> {
                     #(#written_out)*
                 }
                 _ => {
-                    #general_prelude
-                    #(#general)*
+                    #general
                 }
             }
         }
@@ -1600,7 +1655,18 @@ impl StatementEmitter<'_> {
     }
 }
 
-/// Whether a written type is an array type (`[[f64; 3]; 3]`).
+/// A loop-nest step's body as a closure over `__x`, the operands' elements at a point: the
+/// statement's shared one where it has it (`StepCode::body_fn`).
+fn body_closure(parts: &StepParts) -> TokenStream {
+    match &parts.shared_body {
+        Some(name) => name.to_token_stream(),
+        None => {
+            let body = &parts.body;
+            hygienic!(move |__x| #body)
+        }
+    }
+}
+
 /// `inner` inside the written-out loops numbered `loops`, the first outermost, each over its
 /// extent in `__ext`.
 fn written_loops(loops: std::ops::Range<usize>, inner: TokenStream) -> TokenStream {
@@ -1610,6 +1676,7 @@ fn written_loops(loops: std::ops::Range<usize>, inner: TokenStream) -> TokenStre
     })
 }
 
+/// Whether a written type is an array type (`[[f64; 3]; 3]`).
 fn is_array_type(ty: &TokenStream) -> bool {
     let mut tokens = ty.clone().into_iter();
     matches!(

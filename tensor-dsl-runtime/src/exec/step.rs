@@ -7,7 +7,9 @@
 use std::marker::PhantomData;
 
 use crate::element::Element;
-use crate::operand::access::{stored_size, Access, Memory, Mode, RawAccess, TargetAccess};
+use crate::operand::access::{
+    stored_size, Access, Detached, Memory, Mode, RawAccess, TargetAccess,
+};
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +40,44 @@ impl<'a, T> Access<'a, T> {
     {
         Use { access: self, axes }
     }
+}
+
+/// `run` on the step that writes `target` through `target_axes` and reads each operand
+/// through its axes, after reading every operand as [`TargetAccess::detach`] says (a copy of
+/// one that shares memory with the target, taken before anything is written; the target's
+/// own read, `TargetAccess::read`, stays in place). What a statement of one host step runs
+/// when its written-out loops do not apply: one call (`evaluate_detached`, `copy_detached`,
+/// `contract_detached`) where each statement used to write out the detaching and the proof,
+/// so a debug build compiles them once per element type, loop count and operand count.
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
+#[allow(clippy::too_many_arguments)] // `Step::new`'s six, the target itself and what to run
+pub(crate) fn with_detached<T: Element, const L: usize, const N: usize, R>(
+    target: &TargetAccess<'_, T>,
+    target_axes: &[Axis],
+    mode: Mode<T>,
+    alpha: T,
+    extents: [usize; L],
+    n_out: usize,
+    operands: [(Access<'_, T>, &[Axis]); N],
+    run: impl FnOnce(Step<'_, T, L, N>) -> R,
+) -> R {
+    let held = operands.map(|(access, axes)| {
+        let held = if access.in_place {
+            Detached::Original(access)
+        } else {
+            target.detach(access)
+        };
+        (held, axes)
+    });
+    let uses = held.each_ref().map(|(held, axes)| held.access().at(axes));
+    run(Step::new(
+        target.at(target_axes),
+        mode,
+        alpha,
+        extents,
+        n_out,
+        uses,
+    ))
 }
 
 impl<'a, T> TargetAccess<'a, T> {
