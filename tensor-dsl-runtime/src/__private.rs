@@ -9,7 +9,7 @@ pub use crate::exec::backend::{
 pub use crate::exec::gemm::{contract, contract_detached};
 pub use crate::exec::loop_nest::{copy, copy_detached, evaluate, evaluate_detached};
 pub use crate::exec::network::{contract_network, PlanCache};
-pub use crate::exec::step::{Axis, Step, TargetUse, Use};
+pub use crate::exec::step::{Axis, Step, TargetUse, Unproven, Use};
 #[cfg(feature = "matrix")]
 pub use crate::matrix::{cholesky, eigh, matpow, qr, solve, svd, Grouped, Truncation};
 pub use crate::operand::access::{

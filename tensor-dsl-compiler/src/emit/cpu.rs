@@ -1026,24 +1026,26 @@ impl StatementEmitter<'_> {
             mode,
             ..
         } = parts;
-        let arguments = hygienic! {
-            &__target,
-            &[#(#target_axes),*],
-            #mode,
-            #alpha,
-            [#(#extents),*],
-            #n_out,
-            [#(#unbound),*],
+        let step_arguments = hygienic! {
+            #p::Unproven {
+                target: &__target,
+                target_axes: &[#(#target_axes),*],
+                mode: #mode,
+                alpha: #alpha,
+                extents: [#(#extents),*],
+                n_out: #n_out,
+                operands: [#(#unbound),*],
+            }
         };
         match &step.kernel {
-            Kernel::LoopNest if parts.copy => Some(hygienic!(#p::copy_detached(#arguments);)),
+            Kernel::LoopNest if parts.copy => Some(hygienic!(#p::copy_detached(#step_arguments);)),
             Kernel::LoopNest => {
                 let body = body_closure(parts);
-                Some(hygienic!(#p::evaluate_detached(#arguments #body);))
+                Some(hygienic!(#p::evaluate_detached(#step_arguments, #body);))
             }
             Kernel::Gemm(_) => {
                 let conj = conjugated(step);
-                Some(hygienic!(#p::contract_detached(#arguments #conj);))
+                Some(hygienic!(#p::contract_detached(#step_arguments, #conj);))
             }
             Kernel::Network(_) => None,
         }

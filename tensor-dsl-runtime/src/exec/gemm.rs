@@ -6,13 +6,13 @@
 use std::ops::Range;
 
 use crate::element::Element;
-use crate::operand::access::{stored_offset, Access, Memory, Mode, TargetAccess};
+use crate::operand::access::{stored_offset, Memory, Mode};
 
 use super::loop_nest::{combine, copy, evaluate};
 use super::parallel::{for_each_chunk, for_each_part};
 use super::scratch::Scratch;
 use super::sort_loops;
-use super::step::{with_detached, Axis, Bound, BoundTarget, Step};
+use super::step::{with_detached, Bound, BoundTarget, Step, Unproven};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,30 +39,11 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 // transposed. Thinner calls (a matrix times a vector) keep the loop nest below the threshold.
 const SMALL_GEMM_SIDE: usize = 8;
 
-/// [`contract`] on a statement's only host step, its operands detached from the target and
-/// the step proven in one call (see `step::with_detached`).
+/// [`contract`] for a statement whose only step runs on the host, once the operands are
+/// detached from the target and the step is proven (`step::with_detached`).
 #[inline]
-#[allow(clippy::too_many_arguments)]
-pub fn contract_detached<T: Element, const L: usize>(
-    target: &TargetAccess<'_, T>,
-    target_axes: &[Axis],
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [(Access<'_, T>, &[Axis]); 2],
-    conj: [bool; 2],
-) {
-    with_detached(
-        target,
-        target_axes,
-        mode,
-        alpha,
-        extents,
-        n_out,
-        operands,
-        |step| contract(step, conj),
-    );
+pub fn contract_detached<T: Element, const L: usize>(step: Unproven<'_, T, L, 2>, conj: [bool; 2]) {
+    with_detached(step, |step| contract(step, conj));
 }
 
 /// `target (=|+=|← β·target +) α · Σ op(a)·op(b)`, as GEMM calls where the loops allow it,

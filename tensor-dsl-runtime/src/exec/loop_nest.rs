@@ -6,11 +6,11 @@
 use std::ops::Range;
 
 use crate::element::Element;
-use crate::operand::access::{stored_offset, stored_read, Access, Mode, TargetAccess};
+use crate::operand::access::{stored_offset, stored_read, Mode};
 
 use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
-use super::step::{with_detached, Axis, Step};
+use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
     fence, line_lead, lines_apart, prefetch_run, stream_run, stream_tile, streams, transpose_tile,
     transposes,
@@ -57,82 +57,34 @@ pub fn copy<T: Element, const L: usize>(step: Step<'_, T, L, 1>) {
     evaluate_nest(step, body, true)
 }
 
-/// [`evaluate`] for a statement whose only step runs on the host: the step writing `target`
-/// through `target_axes` and reading each operand through its axes, once the operands are
+/// [`evaluate`] for a statement whose only step runs on the host, once the operands are
 /// detached from the target and the step is proven (`step::with_detached`).
 #[inline]
-#[allow(clippy::too_many_arguments)]
 pub fn evaluate_detached<T: Element, const L: usize, const N: usize>(
-    target: &TargetAccess<'_, T>,
-    target_axes: &[Axis],
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [(Access<'_, T>, &[Axis]); N],
+    step: Unproven<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
 ) {
     // As in `evaluate`: unoptimized, one instance per element type, loop and operand count.
     #[cfg(tdsl_unoptimized)]
     let body: &DynBody<'_, T, N> = &body;
-    evaluate_detached_with(
-        target,
-        target_axes,
-        mode,
-        alpha,
-        extents,
-        n_out,
-        operands,
-        body,
-    );
+    evaluate_detached_with(step, body);
 }
 
 /// [`evaluate_detached`] for one type of body.
 #[inline]
-#[allow(clippy::too_many_arguments)]
-fn evaluate_detached_with<T: Element, const L: usize, const N: usize>(
-    target: &TargetAccess<'_, T>,
-    target_axes: &[Axis],
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [(Access<'_, T>, &[Axis]); N],
-    body: impl Fn([T; N]) -> T + Sync,
-) {
-    with_detached(
-        target,
-        target_axes,
-        mode,
-        alpha,
-        extents,
-        n_out,
-        operands,
-        |step| evaluate_nest(step, body, false),
-    );
+pub(super) fn evaluate_detached_with<T: Element, const L: usize, const N: usize, B>(
+    step: Unproven<'_, T, L, N>,
+    body: B,
+) where
+    B: Fn([T; N]) -> T + Sync,
+{
+    with_detached(step, |step| evaluate_nest(step, body, false));
 }
 
-/// [`copy`] on a statement's only host step (see [`evaluate_detached`]).
+/// [`copy`] for a statement whose only step runs on the host (see [`evaluate_detached`]).
 #[inline]
-pub fn copy_detached<T: Element, const L: usize>(
-    target: &TargetAccess<'_, T>,
-    target_axes: &[Axis],
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operand: [(Access<'_, T>, &[Axis]); 1],
-) {
-    with_detached(
-        target,
-        target_axes,
-        mode,
-        alpha,
-        extents,
-        n_out,
-        operand,
-        copy,
-    );
+pub fn copy_detached<T: Element, const L: usize>(step: Unproven<'_, T, L, 1>) {
+    with_detached(step, copy);
 }
 
 /// A statement's body as a trait object: what unoptimized builds pass the engine.

@@ -7,22 +7,29 @@ use std::hint::black_box;
 
 use crate::element::Element;
 
-use super::gemm::contract;
-use super::loop_nest::{evaluate_nest, DynBody};
+use super::gemm::{contract, contract_detached};
+use super::loop_nest::{copy_detached, evaluate_detached_with, evaluate_nest, DynBody};
 use super::network::{contract_network, PlanCache};
-use super::step::Step;
+use super::step::{Step, Unproven};
 
-/// The loop-nest engine at one element type, loop count and operand count.
+/// The loop-nest engine at one element type, loop count and operand count, and a statement's
+/// one step through it (detached and proven first).
 fn nest<T: Element, const L: usize, const N: usize>() {
     let engine: fn(Step<'static, T, L, N>, &'static DynBody<'static, T, N>, bool) =
         evaluate_nest::<T, L, N>;
     black_box(engine);
+    let step: fn(Unproven<'static, T, L, N>, &'static DynBody<'static, T, N>) =
+        evaluate_detached_with::<T, L, N, &'static DynBody<'static, T, N>>;
+    black_box(step);
 }
 
-/// The contraction engines at one element type and loop count.
+/// The contraction engines at one element type and loop count, and a statement's one copy or
+/// product step through them.
 fn contraction<T: Element, const L: usize>() {
     black_box(contract::<T, L> as fn(Step<'_, T, L, 2>, _));
     black_box(contract_network::<T, L, 3> as fn(Step<'_, T, L, 3>, _, &PlanCache));
+    black_box(contract_detached::<T, L> as fn(Unproven<'_, T, L, 2>, _));
+    black_box(copy_detached::<T, L> as fn(Unproven<'_, T, L, 1>));
 }
 
 macro_rules! nests {

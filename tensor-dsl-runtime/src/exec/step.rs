@@ -42,25 +42,46 @@ impl<'a, T> Access<'a, T> {
     }
 }
 
-/// `run` on the step that writes `target` through `target_axes` and reads each operand
-/// through its axes, after reading every operand as [`TargetAccess::detach`] says (a copy of
-/// one that shares memory with the target, taken before anything is written; the target's
-/// own read, `TargetAccess::read`, stays in place). What a statement of one host step runs
-/// when its written-out loops do not apply: one call (`evaluate_detached`, `copy_detached`,
-/// `contract_detached`) where each statement used to write out the detaching and the proof,
-/// so a debug build compiles them once per element type, loop count and operand count.
+/// A step as a statement writes it, before its operands are detached from the target and it
+/// is proven: `Step::new`'s arguments, each operand beside the axes it is read through.
+pub struct Unproven<'a, T, const L: usize, const N: usize> {
+    /// What the step writes.
+    pub target: &'a TargetAccess<'a, T>,
+    /// The loop (or fixed position) of each of the target's axes.
+    pub target_axes: &'a [Axis],
+    /// How each point's value combines with the target's element.
+    pub mode: Mode<T>,
+    /// What each point's sum is multiplied by.
+    pub alpha: T,
+    /// Each loop's extent, the target's loops first.
+    pub extents: [usize; L],
+    /// How many of the loops are the target's.
+    pub n_out: usize,
+    /// Each operand, and the loop (or fixed position) of each of its axes.
+    pub operands: [(Access<'a, T>, &'a [Axis]); N],
+}
+
+/// `run` on `step` proven, after reading every operand as [`TargetAccess::detach`] says (a
+/// copy of one that shares memory with the target, taken before anything is written; the
+/// target's own read, `TargetAccess::read`, stays in place). What a statement of one host
+/// step runs when its written-out loops do not apply: one call (`evaluate_detached`,
+/// `copy_detached`, `contract_detached`) where each statement used to write out the detaching
+/// and the proof, so a debug build compiles them once per element type, loop count and
+/// operand count.
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-#[allow(clippy::too_many_arguments)] // `Step::new`'s six, the target itself and what to run
 pub(crate) fn with_detached<T: Element, const L: usize, const N: usize, R>(
-    target: &TargetAccess<'_, T>,
-    target_axes: &[Axis],
-    mode: Mode<T>,
-    alpha: T,
-    extents: [usize; L],
-    n_out: usize,
-    operands: [(Access<'_, T>, &[Axis]); N],
+    step: Unproven<'_, T, L, N>,
     run: impl FnOnce(Step<'_, T, L, N>) -> R,
 ) -> R {
+    let Unproven {
+        target,
+        target_axes,
+        mode,
+        alpha,
+        extents,
+        n_out,
+        operands,
+    } = step;
     let held = operands.map(|(access, axes)| {
         let held = if access.in_place {
             Detached::Original(access)
