@@ -82,10 +82,11 @@ fn split_targets_and_gemms_have_the_same_bits_on_any_thread_count() {
 #[test]
 fn gemms_split_between_threads_keep_their_bits() {
     // Shapes on each side of the limits where the GEMM kernel's choices depend on how many rows
-    // a call has (see `rows_split_exactly` in the runtime): a dot-product kernel at m·n ≤ 256
-    // (b read along k), k blocked by 512 when m and n are at most 64, a matrix-vector kernel at
-    // one row; and inner dimensions long enough to be summed in groups (one group per thread,
-    // or more).
+    // or columns a call has (see `split_exactly` in the runtime): a dot-product kernel at
+    // m·n ≤ 256 (b read along k), k blocked by 512 when m and n are at most 64, a
+    // matrix-vector kernel at one row or column; and inner dimensions long enough to be summed
+    // in groups (one group per thread, or more). Each shape also runs transposed (m and n
+    // swapped), where threads cut the columns, the longer side, instead of the rows.
     let shapes: [(usize, usize, usize); 6] = [
         (40, 4000, 14),
         (200, 1000, 60),
@@ -94,7 +95,8 @@ fn gemms_split_between_threads_keep_their_bits() {
         (64, 100_000, 64),
         (300, 9000, 20),
     ];
-    for (m, k, n) in shapes {
+    let transposed = shapes.map(|(m, k, n)| (n, k, m));
+    for (m, k, n) in shapes.into_iter().chain(transposed) {
         let a = data(&[m, k], 11);
         let bt = data(&[n, k], 12);
         let b = data(&[k, n], 13);

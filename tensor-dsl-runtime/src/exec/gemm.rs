@@ -498,43 +498,98 @@ fn run_gemms<T: Element, const L: usize>(
     // Threads never split the inner dimension, so every element is computed by the same calls
     // in the same order on any number of threads: the same bits. Loops around the call (batch
     // and unmerged left/right variables) address distinct parts of C, so they split across
-    // threads, whole calls each; with too few of them, the rows of each call split where that
-    // leaves every element's arithmetic unchanged ([`rows_split_exactly`]), and otherwise
-    // each call shares out C's blocks on the `gemm` crate's own threads.
+    // threads, whole calls each; with too few of them, the rows or the columns of each call
+    // split where that leaves every element's arithmetic unchanged ([`split_exactly`]), and
+    // otherwise each call shares out C's blocks on the `gemm` crate's own threads.
     let outer: usize = plan.outer.iter().map(|&var| extents[var]).product();
     let threads = rayon::current_num_threads();
     let parallel = threads > 1 && plan.work * plan.batches >= PARALLEL_GEMM_WORK;
-    let m = plan.m.extent;
-    if parallel && outer >= threads {
-        for_each_part(outer, &|index| calls.run(index, 0..m, false));
-    } else if parallel && calls.parts == [false, false] && rows_split_exactly(plan, threads) {
-        // (Not for real GEMMs on parts: their calls are twice as wide or tall as the plan's,
-        // which `rows_split_exactly` does not judge.)
-        for_each_part(threads, &|part| {
-            let rows = m * part / threads..m * (part + 1) / threads;
-            (0..outer).for_each(|index| calls.run(index, rows.clone(), false));
-        });
-    } else {
-        (0..outer).for_each(|index| calls.run(index, 0..m, parallel));
+    let whole = Block {
+        rows: 0..plan.m.extent,
+        columns: 0..plan.n.extent,
+    };
+    // (Not for real GEMMs on parts: their calls are twice as wide or tall as the plan's,
+    // which `split_exactly` does not judge.)
+    let split = (calls.parts == [false, false])
+        .then(|| split_exactly(plan, threads))
+        .flatten();
+    match split {
+        _ if parallel && outer >= threads => {
+            for_each_part(outer, &|index| calls.run(index, whole.clone(), false))
+        }
+        Some(side) if parallel => for_each_part(threads, &|part| {
+            let block = whole.part(side, part, threads);
+            (0..outer).for_each(|index| calls.run(index, block.clone(), false));
+        }),
+        _ => (0..outer).for_each(|index| calls.run(index, whole.clone(), parallel)),
     }
 }
 
-/// Whether the `gemm` crate (0.19) computes each element of C with the same arithmetic when
-/// the rows are cut into `parts` calls as in one call. Its choice of kernel and its blocking
-/// of k depend on the call's m only through: a dot-product kernel when m·n ≤ 256, a
-/// matrix-vector kernel when m or n is 1, and k blocks of 512 when m and n are at most 64
-/// (blocks balanced by cache sizes otherwise, which are 512 long as well when k is). A
-/// split is exact when every part makes the same choices as the whole (`test_reproducible`
-/// has shapes on each side of these limits).
-fn rows_split_exactly<const L: usize>(plan: &GemmPlan<L>, parts: usize) -> bool {
+/// A block of every call's C: a range of its rows and of its columns.
+#[derive(Clone)]
+struct Block {
+    rows: Range<usize>,
+    columns: Range<usize>,
+}
+
+/// Which side of C threads cut between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Rows,
+    Columns,
+}
+
+impl Block {
+    /// Part `part` of `parts` near-equal parts of this block, cut across `side`.
+    fn part(&self, side: Side, part: usize, parts: usize) -> Block {
+        let cut = |range: &Range<usize>| {
+            let len = range.len();
+            range.start + len * part / parts..range.start + len * (part + 1) / parts
+        };
+        match side {
+            Side::Rows => Block {
+                rows: cut(&self.rows),
+                columns: self.columns.clone(),
+            },
+            Side::Columns => Block {
+                rows: self.rows.clone(),
+                columns: cut(&self.columns),
+            },
+        }
+    }
+}
+
+/// Which side of C, if any, `parts` threads can cut every call of `plan` across so that the
+/// `gemm` crate (0.19) computes each element of C with the same arithmetic as in one call: the
+/// longer side first, as then each thread reads (and the `gemm` crate packs) only its share of
+/// the operand on that side, not all of it (cutting the 32 rows of a 32 × 32 768 product
+/// between two threads gained nothing; cutting its columns halved its time). Its choice of
+/// kernel and its blocking of k depend on the call's m and n only through: a dot-product
+/// kernel when m·n ≤ 256, a matrix-vector kernel when m or n is 1, and k blocks of 512 when m
+/// and n are at most 64 (blocks balanced by cache sizes otherwise, which are 512 long as well
+/// when k is). A cut is exact when every part makes the same choices as the whole
+/// (`test_reproducible` has shapes on each side of these limits, both ways round).
+fn split_exactly<const L: usize>(plan: &GemmPlan<L>, parts: usize) -> Option<Side> {
     let (m, n, k) = (plan.m.extent, plan.n.extent, plan.k.extent);
-    let fewest = m / parts;
     let summed_in_one_call = plan.summed.is_empty() && k <= GROUP;
-    summed_in_one_call
-        && fewest >= 2
-        && n >= 2
-        && fewest * n > 256
-        && (k <= 512 || n > 64 || m <= 64 || fewest > 64)
+    // `cut` the side shared out, `kept` the other.
+    let exact = |cut: usize, kept: usize| {
+        let fewest = cut / parts;
+        summed_in_one_call
+            && fewest >= 2
+            && kept >= 2
+            && fewest * kept > 256
+            && (k <= 512 || kept > 64 || cut <= 64 || fewest > 64)
+    };
+    let sides = if n > m {
+        [Side::Columns, Side::Rows]
+    } else {
+        [Side::Rows, Side::Columns]
+    };
+    sides.into_iter().find(|&side| match side {
+        Side::Rows => exact(m, n),
+        Side::Columns => exact(n, m),
+    })
 }
 
 /// Each loop's role, read off which accesses use it; `None` if the step is no GEMM: a loop of
@@ -581,7 +636,7 @@ struct Calls<'p, T, const L: usize> {
     extents: &'p [usize; L],
 }
 
-// SAFETY: threads run calls for different outer indices or different rows, which write
+// SAFETY: threads run calls for different outer indices or different blocks, which write
 // disjoint elements of C because `contract` runs GEMMs only for injective targets (the step
 // checked it), or for different groups of one call, each into a buffer of its own; A and B
 // are only read and share no memory with C (the step checked it).
@@ -614,10 +669,10 @@ fn add_compensated<T: Element>(group: &[T], sum: &mut [T], lost: &mut [T]) {
 }
 
 impl<T: Element, const L: usize> Calls<'_, T, L> {
-    /// The calls for outer index `index` (mixed radix over `plan.outer`) restricted to `rows`,
-    /// summing over k and the unmerged contracted variables; each call on the pool's threads
-    /// if `parallel`.
-    fn run(&self, index: usize, rows: Range<usize>, parallel: bool) {
+    /// The calls for outer index `index` (mixed radix over `plan.outer`) restricted to `block`
+    /// of C, summing over k and the unmerged contracted variables; each call on the pool's
+    /// threads if `parallel`.
+    fn run(&self, index: usize, block: Block, parallel: bool) {
         let plan = self.plan;
         let mut offsets = self.bases;
         let mut rest = index;
@@ -628,9 +683,10 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 *offset += strides[var] * value;
             }
         }
-        let first_row = rows.start as isize;
+        let (first_row, first_column) = (block.rows.start as isize, block.columns.start as isize);
         offsets[0] += first_row * plan.m.strides[0];
-        offsets[2] += first_row * plan.m.strides[2];
+        offsets[1] += first_column * plan.n.strides[1];
+        offsets[2] += first_row * plan.m.strides[2] + first_column * plan.n.strides[2];
         let sums: usize = plan.summed.iter().map(|&var| self.extents[var]).product();
         // The inner dimension as pieces: each value of the unmerged contracted variables
         // times k cut into near-equal parts of at most `GROUP`.
@@ -656,7 +712,7 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 })
             })
         };
-        let (m, n) = (rows.len(), plan.n.extent);
+        let (m, n) = (block.rows.len(), block.columns.len());
         let c = (self.c, plan.m.strides[2], plan.n.strides[2]);
         if sums.saturating_mul(k) <= GROUP {
             let first = match self.mode {
