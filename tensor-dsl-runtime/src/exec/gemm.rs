@@ -508,20 +508,20 @@ fn run_gemms<T: Element, const L: usize>(
         rows: 0..plan.m.extent,
         columns: 0..plan.n.extent,
     };
-    // (Not for real GEMMs on parts: their calls are twice as wide or tall as the plan's,
-    // which `split_exactly` does not judge.)
-    let split = (calls.parts == [false, false])
+    if parallel && outer >= threads {
+        for_each_part(outer, &|index| calls.run(index, whole.clone(), false));
+    } else if let Some(side) = (parallel && calls.parts == [false, false])
         .then(|| split_exactly(plan, threads))
-        .flatten();
-    match split {
-        _ if parallel && outer >= threads => {
-            for_each_part(outer, &|index| calls.run(index, whole.clone(), false))
-        }
-        Some(side) if parallel => for_each_part(threads, &|part| {
+        .flatten()
+    {
+        // (Not for real GEMMs on parts: their calls are twice as wide or tall as the plan's,
+        // which `split_exactly` does not judge.)
+        for_each_part(threads, &|part| {
             let block = whole.part(side, part, threads);
             (0..outer).for_each(|index| calls.run(index, block.clone(), false));
-        }),
-        _ => (0..outer).for_each(|index| calls.run(index, whole.clone(), parallel)),
+        });
+    } else {
+        (0..outer).for_each(|index| calls.run(index, whole.clone(), parallel));
     }
 }
 
