@@ -35,17 +35,24 @@ const NOMINAL_EXTENT: u128 = 4;
 /// subsets (half a million at 12). A small step of more factors stays one nest.
 const MAX_SEARCHED: usize = 12;
 
+/// The most loops a searched network may have: the nominal points of a pair, 4 to the power
+/// of its loops, must fit a `u128` many times over. A small step of more loops stays one nest.
+const MAX_LOOPS: usize = 48;
+
 /// The stages of a network over `factors` (each factor's loops, loops `0..n_out` being the
 /// target's), each temporary of rank at most `max_rank`, in the order that multiplies least
 /// if every extent were equal (every split of every subset of the factors, searched from the
 /// smallest subsets up: a greedy choice of the cheapest pair first can build an outer
 /// product that a later pair must loop over whole); `None` where no such order is found, the
-/// factors are more than [`MAX_SEARCHED`], or the stages would do more than half the single
-/// nest's multiplications (a temporary's writes and reads cost about as much as the
-/// multiplications they save).
+/// factors are more than [`MAX_SEARCHED`] or a loop is past [`MAX_LOOPS`], or the stages
+/// would do more than half the single nest's multiplications (a temporary's writes and reads
+/// cost about as much as the multiplications they save).
 pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> Option<Vec<Stage>> {
     let count = factors.len();
-    if !(3..=MAX_SEARCHED).contains(&count) || factors.iter().flatten().any(|&l| l >= 128) {
+    if !(3..=MAX_SEARCHED).contains(&count)
+        || n_out > MAX_LOOPS
+        || factors.iter().flatten().any(|&l| l >= MAX_LOOPS)
+    {
         return None;
     }
     let mask = |loops: &mut dyn Iterator<Item = usize>| loops.fold(0u128, |m, l| m | 1 << l);
@@ -80,6 +87,9 @@ pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> 
             kept(set)
         }
     };
+    // Each set's loops as an input and as a result, computed once: the search below reads
+    // them for every split.
+    let sets: Vec<(u128, u128)> = (0..=all).map(|set| (held(set), kept(set))).collect();
     let points = |loops: u128| NOMINAL_EXTENT.pow(loops.count_ones());
     // best[set]: the least multiplications that make the set's result, and the split that
     // does (a subset holding the set's lowest factor); `None` where no split keeps every
@@ -90,7 +100,7 @@ pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> 
             best[set] = Some((0, 0));
             continue;
         }
-        if set != all && kept(set).count_ones() as usize > max_rank {
+        if set != all && sets[set].1.count_ones() as usize > max_rank {
             continue;
         }
         // Each split once: `part` holds the set's lowest factor, `rest` the others. Of
@@ -103,7 +113,7 @@ pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> 
             let rest = set & !part;
             if part & lowest != 0 {
                 if let (Some((left, _)), Some((right, _))) = (best[part], best[rest]) {
-                    let work = left + right + points(held(part) | held(rest) | kept(set));
+                    let work = left + right + points(sets[part].0 | sets[rest].0 | sets[set].1);
                     let key = (work, rest.count_ones(), !rest, part);
                     if chosen.is_none_or(|least| key < least) {
                         chosen = Some(key);
@@ -116,7 +126,7 @@ pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> 
     }
     best[all]?;
     let mut stages = Vec::new();
-    let last = build(all, &best, &mut stages, &|set| (held(set), kept(set)));
+    let last = build(all, &best, &mut stages, &sets);
     debug_assert_eq!(last, StageInput::Temporary(stages.len() - 1));
     let all_loops = factors.iter().flatten().copied().max().map_or(0, |l| l + 1);
     let staged: u128 = stages
@@ -128,13 +138,13 @@ pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> 
 }
 
 /// Appends the stages that make `set`'s result, each split's two parts first (the part with
-/// the lower factor as the stage's first input), and returns what holds the result. `loops`
-/// gives a set's loops as an input (`held`) and as a result (`kept`).
+/// the lower factor as the stage's first input), and returns what holds the result. `sets`
+/// gives each set's loops as an input and as a result.
 fn build(
     set: usize,
     best: &[Option<(u128, usize)>],
     stages: &mut Vec<Stage>,
-    loops: &dyn Fn(usize) -> (u128, u128),
+    sets: &[(u128, u128)],
 ) -> StageInput {
     let Some((_, part)) = best[set] else {
         unreachable!("only searched sets are built")
@@ -144,12 +154,12 @@ fn build(
     }
     let rest = set & !part;
     let inputs = [
-        build(part, best, stages, loops),
-        build(rest, best, stages, loops),
+        build(part, best, stages, sets),
+        build(rest, best, stages, sets),
     ];
-    let listed = |mask: u128| (0..128).filter(move |l| mask >> l & 1 == 1);
-    let result = loops(set).1;
-    let union = loops(part).0 | loops(rest).0 | result;
+    let listed = |mask: u128| (0..MAX_LOOPS).filter(move |l| mask >> l & 1 == 1);
+    let result = sets[set].1;
+    let union = sets[part].0 | sets[rest].0 | result;
     stages.push(Stage {
         inputs,
         kept: listed(result).collect(),
@@ -319,6 +329,27 @@ mod tests {
             assert_eq!(summed, outside, "{factors:?}");
         }
         assert!(staged > 100, "only {staged} networks staged");
+    }
+
+    #[test]
+    fn twelve_factors_are_searched_and_thirteen_stay_one_nest() {
+        // A chain a0[l0, l1] a1[l1, l2] … over 13 or 14 loops, target its two ends.
+        let chain = |factors: usize| -> Vec<Vec<usize>> {
+            let loop_at = |k: usize| match k {
+                0 => 0,
+                k if k == factors => 1,
+                k => k + 1,
+            };
+            (0..factors)
+                .map(|k| vec![loop_at(k), loop_at(k + 1)])
+                .collect()
+        };
+        let stages = written_stages(&chain(12), 2, 2).expect("staged");
+        assert_eq!(stages.len(), 11);
+        assert_eq!(written_stages(&chain(13), 2, 2), None);
+        // Past the loops whose nominal work fits a number: one nest, no overflow.
+        let wide = [vec![0, 60], vec![60, 61], vec![61, 1]];
+        assert_eq!(written_stages(&wide, 2, 4), None);
     }
 
     #[test]
