@@ -44,7 +44,7 @@ const MAX_LOOPS: usize = 48;
 /// if every extent were equal (every split of every subset of the factors, searched from the
 /// smallest subsets up: a greedy choice of the cheapest pair first can build an outer
 /// product that a later pair must loop over whole); `None` where no such order is found, the
-/// factors are more than [`MAX_SEARCHED`] or a loop is past [`MAX_LOOPS`], or the stages
+/// factors are more than `MAX_SEARCHED` or a loop is past `MAX_LOOPS`, or the stages
 /// would do more than half the single nest's multiplications (a temporary's writes and reads
 /// cost about as much as the multiplications they save).
 pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> Option<Vec<Stage>> {
