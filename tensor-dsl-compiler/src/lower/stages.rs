@@ -55,12 +55,12 @@ pub fn written_stages(factors: &[Vec<usize>], n_out: usize, max_rank: usize) -> 
     {
         return None;
     }
-    let mask = |loops: &mut dyn Iterator<Item = usize>| loops.fold(0u128, |m, l| m | 1 << l);
+    // Sets of loops as bits (every loop is below `MAX_LOOPS`).
     let factor_loops: Vec<u128> = factors
         .iter()
-        .map(|f| mask(&mut f.iter().copied()))
+        .map(|f| f.iter().fold(0, |m, &l| m | 1 << l))
         .collect();
-    let target = mask(&mut (0..n_out));
+    let target = (1u128 << n_out) - 1;
     let all = (1usize << count) - 1;
     // The loops a subset's result keeps: those of its factors that the target or a factor
     // outside it still needs (the whole set's result is the target).
