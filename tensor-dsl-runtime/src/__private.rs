@@ -7,7 +7,9 @@ pub use crate::exec::backend::{
     same_backend, Backend, Host, HostBackend, OwnBackend, Probe, StepModule,
 };
 pub use crate::exec::gemm::{contract, contract_detached};
-pub use crate::exec::loop_nest::{copy, copy_detached, evaluate, evaluate_detached};
+pub use crate::exec::loop_nest::{
+    copy, copy_detached, evaluate, evaluate_detached, AnyNest, NestPaths, PointWise, Summing,
+};
 pub use crate::exec::network::{contract_network, PlanCache};
 pub use crate::exec::step::{Axis, Step, TargetUse, Unproven, Use};
 #[cfg(feature = "matrix")]

@@ -980,7 +980,10 @@ impl StatementEmitter<'_> {
         } else {
             match &step.kernel {
                 Kernel::LoopNest if parts.copy => hygienic!(#p::copy(#proven)),
-                Kernel::LoopNest => hygienic!(#p::evaluate(#proven, #body)),
+                Kernel::LoopNest => {
+                    let paths = nest_paths(parts);
+                    hygienic!(#p::evaluate(#proven, #body, #p::#paths))
+                }
                 // Which loops each factor uses, and each loop's GEMM role, the runtime reads
                 // off the proven accesses: nothing it trusts travels separately.
                 Kernel::Network(_) => {
@@ -1041,7 +1044,8 @@ impl StatementEmitter<'_> {
             Kernel::LoopNest if parts.copy => Some(hygienic!(#p::copy_detached(#step_arguments);)),
             Kernel::LoopNest => {
                 let body = body_closure(parts);
-                Some(hygienic!(#p::evaluate_detached(#step_arguments, #body);))
+                let paths = nest_paths(parts);
+                Some(hygienic!(#p::evaluate_detached(#step_arguments, #body, #p::#paths);))
             }
             Kernel::Gemm(_) => {
                 let conj = conjugated(step);
@@ -1655,6 +1659,18 @@ impl StatementEmitter<'_> {
             }
         }
     }
+}
+
+/// The loop-nest engine's paths a step takes (`__private::NestPaths`): point-wise where the
+/// target takes every loop, summing otherwise. The statement's instance of the engine is then
+/// compiled without the other's paths.
+fn nest_paths(parts: &StepParts) -> Ident {
+    let name = if parts.n_out == parts.extents.len() {
+        "PointWise"
+    } else {
+        "Summing"
+    };
+    Ident::new(name, Span::mixed_site())
 }
 
 /// A loop-nest step's body as a closure over `__x`, the operands' elements at a point: the

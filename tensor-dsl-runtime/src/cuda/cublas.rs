@@ -523,9 +523,11 @@ mod tests {
                 }
                 None => {
                     let value = |x: T, conj: bool| if conj { x.conj() } else { x };
-                    crate::exec::loop_nest::evaluate(step, |[x, y]| {
-                        value(x, conj[0]) * value(y, conj[1])
-                    });
+                    crate::exec::loop_nest::evaluate(
+                        step,
+                        |[x, y]| value(x, conj[0]) * value(y, conj[1]),
+                        crate::exec::loop_nest::AnyNest,
+                    );
                     None
                 }
             }

@@ -274,6 +274,7 @@ impl Distributed {
                         crate::exec::loop_nest::evaluate(
                             Step::new(target.at(&[]), step.mode, T::ONE, [], 0, [read.at(&[])]),
                             |[value]: [T; 1]| value,
+                            crate::exec::loop_nest::AnyNest,
                         );
                     }
                 }
@@ -546,7 +547,7 @@ impl Backend for Distributed {
         _scalars: &[T],
     ) {
         self.run(step, "loop-nest", |local| {
-            crate::exec::loop_nest::evaluate(local, body)
+            crate::exec::loop_nest::evaluate(local, body, crate::exec::loop_nest::AnyNest)
         });
     }
 

@@ -201,7 +201,7 @@ impl Backend for Host {
         _module: &StepModule<'_>,
         _scalars: &[T],
     ) {
-        super::loop_nest::evaluate(step, body)
+        super::loop_nest::evaluate(step, body, super::loop_nest::AnyNest)
     }
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn contract<T: Element, const L: usize>(

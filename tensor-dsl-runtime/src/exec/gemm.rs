@@ -8,7 +8,7 @@ use std::ops::Range;
 use crate::element::Element;
 use crate::operand::access::{stored_offset, Memory, Mode};
 
-use super::loop_nest::{combine, copy, evaluate};
+use super::loop_nest::{combine, copy, evaluate, AnyNest};
 use super::parallel::{for_each_chunk, for_each_part};
 use super::scratch::Scratch;
 use super::sort_loops;
@@ -80,10 +80,10 @@ pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool
     else {
         // One body per case, so the loop nest's body has no branch.
         return match conj {
-            [false, false] => evaluate(step, |[x, y]| x.times(y)),
-            [true, false] => evaluate(step, |[x, y]| x.conj().times(y)),
-            [false, true] => evaluate(step, |[x, y]| x.times(y.conj())),
-            [true, true] => evaluate(step, |[x, y]| x.conj().times(y.conj())),
+            [false, false] => evaluate(step, |[x, y]| x.times(y), AnyNest),
+            [true, false] => evaluate(step, |[x, y]| x.conj().times(y), AnyNest),
+            [false, true] => evaluate(step, |[x, y]| x.times(y.conj()), AnyNest),
+            [true, true] => evaluate(step, |[x, y]| x.conj().times(y.conj()), AnyNest),
         };
     };
     // Packing would copy a real operand into complex numbers: its calls stay as they are.

@@ -28,17 +28,92 @@ use super::transpose::{
 /// vectorizes, sums keep `LANES` partial sums, a point-wise copy that reads across the
 /// target's rows is tiled, and a large copy's runs and its tiles' whole lines are written
 /// around the caches.
+///
+/// `paths` says which of the engine's paths this instance holds ([`NestPaths`]).
 #[inline]
-pub fn evaluate<T: Element, const L: usize, const N: usize>(
+pub fn evaluate<T: Element, const L: usize, const N: usize, P: NestPaths>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
+    paths: P,
 ) {
     // Unoptimized builds (build.rs) inline nothing, so a call through a trait object costs
     // what a direct call does, and the engine is then compiled once per element type and loop
     // count instead of once per statement: the bulk of what a statement adds to a debug build.
+    // That one instance holds every path.
     #[cfg(tdsl_unoptimized)]
-    let body: &DynBody<'_, T, N> = &body;
-    evaluate_nest(step, body, false)
+    {
+        let _ = paths;
+        check_paths::<P, L>(step.extents(), step.n_out());
+        let body: &DynBody<'_, T, N> = &body;
+        evaluate_nest::<T, L, N, AnyNest>(step, body, false)
+    }
+    #[cfg(not(tdsl_unoptimized))]
+    {
+        let _ = paths;
+        evaluate_nest::<T, L, N, P>(step, body, false)
+    }
+}
+
+/// Which of the loop-nest engine's paths an instance of it is compiled with. Whether a step
+/// sums is known where it is written (its target takes every loop, or not), so a statement's
+/// instance holds only the point-wise paths (runs, transposing tiles) or only the summing
+/// ones (lanes, strips, cascades): about half the code rustc optimizes per statement. Steps
+/// made at run time (a network's pairs, the distributed and device backends' host steps)
+/// take [`AnyNest`]. Each marker only removes code: the paths it keeps are the ones
+/// [`AnyNest`] takes for the same step, so the results are the same bits, except that a
+/// [`Summing`] step whose summed loops all have extent one at run time is summed (one term
+/// per point, added to zero) instead of written point-wise.
+pub trait NestPaths: Copy {
+    /// Holds the point-wise paths: every loop the target's, or each summed loop of extent one.
+    const POINT_WISE: bool;
+    /// Holds the summing paths.
+    const SUMMING: bool;
+}
+
+/// A step whose target takes every loop: only the point-wise paths.
+#[derive(Clone, Copy, Debug)]
+pub struct PointWise;
+
+/// A step that sums over at least one loop: only the summing paths.
+#[derive(Clone, Copy, Debug)]
+pub struct Summing;
+
+/// Every path: for steps whose loops are known only at run time.
+#[derive(Clone, Copy, Debug)]
+pub struct AnyNest;
+
+impl NestPaths for PointWise {
+    const POINT_WISE: bool = true;
+    const SUMMING: bool = false;
+}
+
+impl NestPaths for Summing {
+    const POINT_WISE: bool = false;
+    const SUMMING: bool = true;
+}
+
+impl NestPaths for AnyNest {
+    const POINT_WISE: bool = true;
+    const SUMMING: bool = true;
+}
+
+/// Refuses, before anything is written, a step that takes paths an instance with `P` lacks
+/// (generated code picks the marker from the step it writes, so this never fails there);
+/// checked in unoptimized builds too, whose one instance has every path.
+fn check_paths<P: NestPaths, const L: usize>(extents: &[usize; L], n_out: usize) {
+    assert!(
+        P::SUMMING
+            || extents
+                .get(n_out..)
+                .unwrap_or(&[])
+                .iter()
+                .all(|&extent| extent == 1),
+        "a point-wise loop nest was given a step that sums"
+    );
+    assert!(
+        P::POINT_WISE || n_out < L,
+        "a summing loop nest was given a step that sums nothing"
+    );
 }
 
 /// [`evaluate`] for a step whose body is its one operand: `target[out] (=|+=|= β·target +)
@@ -54,31 +129,41 @@ pub fn copy<T: Element, const L: usize>(step: Step<'_, T, L, 1>) {
     let body = |[value]: [T; 1]| value;
     #[cfg(tdsl_unoptimized)]
     let body: &DynBody<'_, T, 1> = &body;
-    evaluate_nest(step, body, true)
+    // One instance per element type and loop count (no statement's closure in it): every path.
+    evaluate_nest::<T, L, 1, AnyNest>(step, body, true)
 }
 
 /// [`evaluate`] for a statement whose only step runs on the host, once the operands are
 /// detached from the target and the step is proven (`step::with_detached`).
 #[inline]
-pub fn evaluate_detached<T: Element, const L: usize, const N: usize>(
+pub fn evaluate_detached<T: Element, const L: usize, const N: usize, P: NestPaths>(
     step: Unproven<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
+    paths: P,
 ) {
-    // As in `evaluate`: unoptimized, one instance per element type, loop and operand count.
+    let _ = paths;
+    // As in `evaluate`: unoptimized, one instance per element type, loop and operand count,
+    // with every path.
     #[cfg(tdsl_unoptimized)]
-    let body: &DynBody<'_, T, N> = &body;
-    evaluate_detached_with(step, body);
+    {
+        check_paths::<P, L>(&step.extents, step.n_out);
+        let body: &DynBody<'_, T, N> = &body;
+        evaluate_detached_with::<T, L, N, _, AnyNest>(step, body);
+    }
+    #[cfg(not(tdsl_unoptimized))]
+    evaluate_detached_with::<T, L, N, _, P>(step, body);
 }
 
 /// [`evaluate_detached`] for one type of body.
 #[inline]
-pub(super) fn evaluate_detached_with<T: Element, const L: usize, const N: usize, B>(
+pub(super) fn evaluate_detached_with<T: Element, const L: usize, const N: usize, B, P>(
     step: Unproven<'_, T, L, N>,
     body: B,
 ) where
     B: Fn([T; N]) -> T + Sync,
+    P: NestPaths,
 {
-    with_detached(step, |step| evaluate_nest(step, body, false));
+    with_detached(step, |step| evaluate_nest::<T, L, N, P>(step, body, false));
 }
 
 /// [`copy`] for a statement whose only step runs on the host (see [`evaluate_detached`]).
@@ -93,12 +178,13 @@ pub(super) type DynBody<'a, T, const N: usize> = dyn Fn([T; N]) -> T + Sync + 'a
 
 /// [`evaluate`] for one type of body; `copy`: the body is the identity of its one operand.
 #[inline]
-pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
+pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestPaths>(
     step: Step<'_, T, L, N>,
     body: impl Fn([T; N]) -> T + Sync,
     copy: bool,
 ) {
     step.assert_on_host();
+    check_paths::<P, L>(step.extents(), step.n_out());
     if step.extents()[..step.n_out()].contains(&0) {
         // No target element: nothing to write, however large the other loops.
         return;
@@ -118,8 +204,8 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     let operand_strides: [[isize; N]; L] =
         std::array::from_fn(|var| std::array::from_fn(|k| operands[k].strides[var]));
     // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
-    // statement's has them): such a nest is point-wise.
-    let point_wise = extents[n_out..].iter().all(|&extent| extent == 1);
+    // statement's has them): such a nest is point-wise, where this instance has those paths.
+    let point_wise = P::POINT_WISE && extents[n_out..].iter().all(|&extent| extent == 1);
     // Streamed only where the nest is point-wise and no two points write one element, so
     // each streamed element is written once.
     let stream = copy
@@ -187,7 +273,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
     };
     let nest_ref = &nest;
     let run = |extents: [usize; L], start: Point<N>| {
-        run_nest(
+        run_nest::<T, _, P, L, N>(
             &nest,
             tiled,
             n_out,
@@ -236,7 +322,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize>(
                 ..*nest_ref
             };
             at.target = 0;
-            run_nest(
+            run_nest::<T, _, P, L, N>(
                 &local,
                 tiled,
                 n_out,
@@ -377,7 +463,7 @@ fn part_start(length: usize, parts: usize, part: usize) -> usize {
 /// the bits do not depend on the CPU's vectors.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
+fn run_nest<T, F, P, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     tiled: Option<usize>,
     n_out: usize,
@@ -385,7 +471,11 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     operand_strides: &[[isize; N]; L],
     target_strides: &[isize; L],
     start: Point<N>,
-) {
+) where
+    T: Element,
+    F: Fn([T; N]) -> T,
+    P: NestPaths,
+{
     #[cfg(target_arch = "x86_64")]
     let avx2 = std::arch::is_x86_feature_detected!("avx2") && !baseline_only();
     #[cfg(not(target_arch = "x86_64"))]
@@ -394,7 +484,7 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 (just detected), all a function compiled for it needs.
         unsafe {
-            run_nest_avx2(
+            run_nest_avx2::<T, F, P, L, N>(
                 nest,
                 tiled,
                 n_out,
@@ -405,7 +495,7 @@ fn run_nest<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
             )
         };
     } else {
-        nest_from(
+        nest_from::<T, F, P, L, N>(
             nest,
             tiled,
             n_out,
@@ -448,7 +538,7 @@ use tests::{baseline_only, stream_always};
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_nest_avx2<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
+unsafe fn run_nest_avx2<T, F, P, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     tiled: Option<usize>,
     n_out: usize,
@@ -456,8 +546,12 @@ unsafe fn run_nest_avx2<T: Element, F: Fn([T; N]) -> T, const L: usize, const N:
     operand_strides: &[[isize; N]; L],
     target_strides: &[isize; L],
     start: Point<N>,
-) {
-    nest_from(
+) where
+    T: Element,
+    F: Fn([T; N]) -> T,
+    P: NestPaths,
+{
+    nest_from::<T, F, P, L, N>(
         nest,
         tiled,
         n_out,
@@ -471,7 +565,7 @@ unsafe fn run_nest_avx2<T: Element, F: Fn([T; N]) -> T, const L: usize, const N:
 /// The loop nest itself (see [`run_nest`]), inlined into each of its compilations.
 #[allow(clippy::too_many_arguments)]
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
+fn nest_from<T, F, P, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     tiled: Option<usize>,
     n_out: usize,
@@ -479,14 +573,20 @@ fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     operand_strides: &[[isize; N]; L],
     target_strides: &[isize; L],
     start: Point<N>,
-) {
+) where
+    T: Element,
+    F: Fn([T; N]) -> T,
+    P: NestPaths,
+{
     let Some(inner) = L.checked_sub(1) else {
         // No loops at all: one point, nothing summed.
         let value = nest.sum_run(start, 1, &[0; N]);
         nest.store(start.target, value);
         return;
     };
-    if let (true, Some(transposed)) = (n_out == L, tiled) {
+    // The paths this instance lacks are constants `false` here, so they are not compiled.
+    let point_wise = P::POINT_WISE && n_out == L;
+    if let (true, Some(transposed)) = (point_wise, tiled) {
         let outer = inner - 1;
         let mut buffer = vec![T::ZERO; TILE * TILE];
         for point in Points::new(extents, 0..outer, operand_strides, target_strides, start) {
@@ -535,7 +635,7 @@ fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
                 column_block = next;
             }
         }
-    } else if n_out == L {
+    } else if point_wise {
         for point in Points::new(extents, 0..inner, operand_strides, target_strides, start) {
             nest.write_run(
                 point,
@@ -544,6 +644,9 @@ fn nest_from<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
                 target_strides[inner],
             );
         }
+    } else if !P::SUMMING || n_out == L {
+        // `evaluate_nest` refuses such a step before anything is written.
+        unreachable!("a loop nest without the paths its step takes");
     } else if sums_in_strips(n_out, extents, operand_strides) {
         let kept = n_out - 1;
         let mut strip = Strip::new(STRIP.min(extents[kept]));
@@ -1611,12 +1714,95 @@ mod tests {
                 b.__tdsl_operand().at(&[Axis::Loop(2), Axis::Loop(1)]),
             ],
         );
-        evaluate(step, |[x, y]| x * y);
+        evaluate(step, |[x, y]| x * y, AnyNest);
         for i in 0..2 {
             for j in 0..4 {
                 let expected: f64 = (0..3).map(|k| a[[k, i]] * b[[k, j]]).sum();
                 assert_eq!(c[[i, j]], expected);
             }
+        }
+    }
+
+    /// Each marker's instance gives the bits `AnyNest`'s gives for the steps generated code
+    /// hands it (point-wise ones, transposing ones, sums into strips and into points, a scalar),
+    /// and refuses, before writing anything, a step it lacks the paths for.
+    #[test]
+    fn each_instance_matches_every_path_and_refuses_what_it_lacks() {
+        fn run<P: NestPaths>(
+            paths: P,
+            x: &Tensor<f64>,
+            shape: [usize; 2],
+            axes: [[Axis; 2]; 2],
+            n_out: usize,
+        ) -> Vec<u64> {
+            let mut out = Tensor::<f64>::from_fn(shape, |ix| (ix[0] + 3 * ix[1]) as f64 * 0.25);
+            let target = out.__tdsl_target();
+            // A summing step writes the first column.
+            let axes_out: Vec<Axis> = (0..n_out).map(Axis::Loop).chain([Axis::Fixed(0)]).collect();
+            let step = Step::new(
+                target.at(&axes_out[..2]),
+                Mode::Scale(0.5),
+                1.5,
+                [shape[0], shape[1]],
+                n_out,
+                [
+                    x.__tdsl_operand().at(&axes[0]),
+                    x.__tdsl_operand().at(&axes[1]),
+                ],
+            );
+            evaluate(step, |[a, b]| a * b - 0.125 * a, paths);
+            out.as_slice().iter().map(|v| v.to_bits()).collect()
+        }
+        let (l0, l1) = (Axis::Loop(0), Axis::Loop(1));
+        for n in [1, 7, 13, 40] {
+            let x =
+                Tensor::<f64>::from_fn([n, n], |ix| ((ix[0] * 7 + ix[1] * 3) % 11) as f64 - 4.5);
+            // Point-wise: along the rows, and transposing one operand (tiled).
+            for axes in [[[l0, l1], [l0, l1]], [[l0, l1], [l1, l0]]] {
+                let every = run(AnyNest, &x, [n, n], axes, 2);
+                assert_eq!(
+                    run(PointWise, &x, [n, n], axes, 2),
+                    every,
+                    "{n}: point-wise"
+                );
+            }
+            // Summing: rows into points (a run per point), columns into a strip.
+            for axes in [[[l0, l1], [l0, l1]], [[l1, l0], [l1, l0]]] {
+                let every = run(AnyNest, &x, [n, n], axes, 1);
+                assert_eq!(run(Summing, &x, [n, n], axes, 1), every, "{n}: summing");
+            }
+        }
+        // The refusals, with the target as it was.
+        let x = Tensor::<f64>::from_fn([3, 3], |ix| ix[0] as f64 + 1.0);
+        let along = [l0, l1];
+        for (n_out, refuse) in [(1, true), (2, false)] {
+            let mut out = Tensor::<f64>::from_fn([3, 3], |_| 9.0);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let target = out.__tdsl_target();
+                let axes: Vec<Axis> = (0..n_out).map(Axis::Loop).chain([Axis::Fixed(0)]).collect();
+                let step = Step::new(
+                    target.at(&axes[..2]),
+                    Mode::Assign,
+                    1.0,
+                    [3, 3],
+                    n_out,
+                    [x.__tdsl_operand().at(&along)],
+                );
+                if refuse {
+                    evaluate(step, |[v]| v, PointWise);
+                } else {
+                    evaluate(step, |[v]| v, Summing);
+                }
+            }));
+            let message = caught.expect_err("refused");
+            let message = message.downcast_ref::<&str>().copied().unwrap_or_default();
+            let expected = if refuse {
+                "a point-wise loop nest"
+            } else {
+                "a summing loop nest"
+            };
+            assert!(message.starts_with(expected), "{message}");
+            assert!(out.as_slice().iter().all(|&v| v == 9.0));
         }
     }
 
@@ -1633,7 +1819,7 @@ mod tests {
             0,
             [a.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(0)])],
         );
-        evaluate(step, |[x]| x);
+        evaluate(step, |[x]| x, AnyNest);
         assert_eq!(total, 7.0 + 0.0 + 4.0 + 8.0);
 
         let empty = Tensor::<f32>::zeros([2, 0]);
@@ -1647,7 +1833,7 @@ mod tests {
             1,
             [empty.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)])],
         );
-        evaluate(step, |[x]| x);
+        evaluate(step, |[x]| x, AnyNest);
         assert_eq!(sums.as_slice(), &[0.0, 0.0]);
     }
 
@@ -1670,7 +1856,7 @@ mod tests {
                 0,
                 [matrix.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)])],
             );
-            evaluate(step, |[x]| x);
+            evaluate(step, |[x]| x, AnyNest);
             let error = (f64::from(total) - exact).abs() / exact;
             assert!(error < 1e-6, "shape {shape:?}: relative error {error}");
         }
@@ -1699,7 +1885,7 @@ mod tests {
             1,
             [matrix.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
         );
-        evaluate(step, |[x]| x);
+        evaluate(step, |[x]| x, AnyNest);
         for &total in sums.as_slice() {
             let error = (f64::from(total) - exact).abs() / exact;
             assert!(error < 1e-6, "column sums: relative error {error}");
@@ -1723,7 +1909,7 @@ mod tests {
                 1,
                 [x.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
             );
-            evaluate(step, |[v]| v);
+            evaluate(step, |[v]| v, AnyNest);
         });
     }
 
@@ -1789,7 +1975,7 @@ mod tests {
             n_out,
             [accesses[0].at(&axes[0]), accesses[1].at(&axes[1])],
         );
-        evaluate(step, body);
+        evaluate(step, body, AnyNest);
         c.as_slice().iter().map(|x| x.to_bits()).collect()
     }
 
@@ -1867,7 +2053,7 @@ mod tests {
                             b.__tdsl_operand().at(&[Axis::Loop(2), Axis::Loop(1)]),
                         ],
                     );
-                    evaluate(step, |[x, y]| x * y);
+                    evaluate(step, |[x, y]| x * y, AnyNest);
                 });
                 for i in 0..rows {
                     for j in 0..columns {
@@ -1917,7 +2103,7 @@ mod tests {
                             b.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)]),
                         ],
                     );
-                    evaluate(step, |[x, y]| x + y);
+                    evaluate(step, |[x, y]| x + y, AnyNest);
                     for j in 0..columns {
                         for i in 0..rows {
                             let value = 2.0 * (read(i, j) + b[[j, i]]);

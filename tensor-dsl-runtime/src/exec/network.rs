@@ -10,7 +10,7 @@ use crate::element::Element;
 use crate::operand::access::Memory;
 
 use super::gemm::{contract, gemm_cost, row_major};
-use super::loop_nest::evaluate;
+use super::loop_nest::{evaluate, AnyNest};
 use super::scratch::Scratch;
 use super::sort_loops;
 use super::step::{Bound, BoundTarget, Step};
@@ -79,17 +79,21 @@ pub fn contract_network<T: Element, const L: usize, const N: usize>(
     step.assert_on_host();
     if !pairwise(&step) {
         return if conj.contains(&true) {
-            evaluate(step, move |values: [T; N]| {
-                product::<T, N>(std::array::from_fn(|k| {
-                    if conj[k] {
-                        values[k].conj()
-                    } else {
-                        values[k]
-                    }
-                }))
-            })
+            evaluate(
+                step,
+                move |values: [T; N]| {
+                    product::<T, N>(std::array::from_fn(|k| {
+                        if conj[k] {
+                            values[k].conj()
+                        } else {
+                            values[k]
+                        }
+                    }))
+                },
+                AnyNest,
+            )
         } else {
-            evaluate(step, product)
+            evaluate(step, product, AnyNest)
         };
     }
     let pairing = Pairing::new(&step, cache);

@@ -8,7 +8,7 @@ use std::hint::black_box;
 use crate::element::Element;
 
 use super::gemm::{contract, contract_detached};
-use super::loop_nest::{copy_detached, evaluate_detached_with, evaluate_nest, DynBody};
+use super::loop_nest::{copy_detached, evaluate_detached_with, evaluate_nest, AnyNest, DynBody};
 use super::network::{contract_network, PlanCache};
 use super::step::{Step, Unproven};
 
@@ -16,10 +16,10 @@ use super::step::{Step, Unproven};
 /// one step through it (detached and proven first).
 fn nest<T: Element, const L: usize, const N: usize>() {
     let engine: fn(Step<'static, T, L, N>, &'static DynBody<'static, T, N>, bool) =
-        evaluate_nest::<T, L, N>;
+        evaluate_nest::<T, L, N, AnyNest>;
     black_box(engine);
     let step: fn(Unproven<'static, T, L, N>, &'static DynBody<'static, T, N>) =
-        evaluate_detached_with::<T, L, N, &'static DynBody<'static, T, N>>;
+        evaluate_detached_with::<T, L, N, &'static DynBody<'static, T, N>, AnyNest>;
     black_box(step);
 }
 

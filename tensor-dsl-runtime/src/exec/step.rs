@@ -837,7 +837,11 @@ mod tests {
                     ],
                 );
                 match kernel {
-                    0 => crate::exec::loop_nest::evaluate(step, |[x, y]| x * y),
+                    0 => crate::exec::loop_nest::evaluate(
+                        step,
+                        |[x, y]| x * y,
+                        crate::exec::loop_nest::AnyNest,
+                    ),
                     1 => crate::exec::gemm::contract(step, [false; 2]),
                     _ => {
                         crate::exec::network::contract_network(step, [false; 2], &PlanCache::new())
