@@ -351,16 +351,21 @@ pub(crate) fn flat_offset(
     offset: isize,
     index: &[usize],
 ) -> Option<isize> {
-    if index.len() != shape.len() {
+    if index.len() != shape.len() || strides.len() != shape.len() {
         return None;
     }
-    index
-        .iter()
-        .zip(shape)
-        .zip(strides)
-        .try_fold(offset, |at, ((&i, &extent), &stride)| {
-            (i < extent).then(|| at + i as isize * stride)
-        })
+    // A counted loop, not an iterator chain: indexing a tensor element by element is what
+    // debug builds do most (tests' references, users' loops), and unoptimized iterator
+    // adapters cost several calls per axis.
+    let mut at = offset;
+    #[allow(clippy::needless_range_loop)]
+    for axis in 0..index.len() {
+        if index[axis] >= shape[axis] {
+            return None;
+        }
+        at += index[axis] as isize * strides[axis];
+    }
+    Some(at)
 }
 
 /// The offsets of a layout's elements, in row-major order of their multi-indices.
