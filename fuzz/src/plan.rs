@@ -2,8 +2,8 @@
 //! calls `emit/cpu.rs` writes for it — operand accesses (detached from the target where their
 //! memory overlaps it), the target's own read for in-place operands, one proven
 //! `__private::Step::new(target.at(&axes), mode, α, extents, n_out, [operand.at(&axes), …])`
-//! per step, then `evaluate(step, body)`, `contract(step)` or `contract_network(step, &cache)`
-//! as the step's kernel says. The body is an interpreter of the step's terms over the operand
+//! per step, then `evaluate(step, body, paths)`, `contract(step)` or
+//! `contract_network(step, &cache)` as the step's kernel says. The body is an interpreter of the step's terms over the operand
 //! values, operands numbered in the order emit numbers them.
 //!
 //! Inputs are real runtime tensors: owned ones, and views (`slice_axis`, `permuted_axes`) of
@@ -832,7 +832,13 @@ fn proven<'a, T: Fuzzed, const L: usize, const N: usize>(
 
 fn evaluate_step<T: Fuzzed, const L: usize, const N: usize>(call: &Call<T>) {
     let body = call.body;
-    rt::evaluate(proven::<T, L, N>(call), move |x: [T; N]| body.eval(&x));
+    let body = move |x: [T; N]| body.eval(&x);
+    // The marker the emitter writes: point-wise where the target takes every loop.
+    if call.n_out == L {
+        rt::evaluate(proven::<T, L, N>(call), body, rt::PointWise);
+    } else {
+        rt::evaluate(proven::<T, L, N>(call), body, rt::Summing);
+    }
 }
 
 fn network_step<T: Fuzzed, const L: usize, const N: usize>(call: &Call<T>) {

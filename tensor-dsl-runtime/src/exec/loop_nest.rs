@@ -58,12 +58,17 @@ pub fn evaluate<T: Element, const L: usize, const N: usize, P: NestPaths>(
 /// sums is known where it is written (its target takes every loop, or not), so a statement's
 /// instance holds only the point-wise paths (runs, transposing tiles) or only the summing
 /// ones (lanes, strips, cascades): about half the code rustc optimizes per statement. Steps
-/// made at run time (a network's pairs, the distributed and device backends' host steps)
-/// take [`AnyNest`]. Each marker only removes code: the paths it keeps are the ones
-/// [`AnyNest`] takes for the same step, so the results are the same bits, except that a
-/// [`Summing`] step whose summed loops all have extent one at run time is summed (one term
-/// per point, added to zero) instead of written point-wise.
-pub trait NestPaths: Copy {
+/// made at run time (a network's pairs and products, the GEMM engine's small steps) and
+/// every step of a block whose steps dispatch (features `cuda` and `mpi`, through
+/// `Backend::evaluate`) take [`AnyNest`], as do unoptimized builds, whose one instance per
+/// element type serves every statement. Each marker only removes code: the paths it keeps
+/// are the ones [`AnyNest`] takes for the same step, so the results are the same bits, except
+/// that a [`Summing`] step whose summed loops all have extent one at run time is summed (one
+/// term per point, added to zero: a product of `-0.0` becomes `0.0` in an optimized build,
+/// as in the written-out loops of small statements) instead of written point-wise, and runs
+/// at the summing paths' speed (a run of one per point; no such step sums much). Sealed:
+/// only these three markers exist.
+pub trait NestPaths: Copy + sealed::Sealed {
     /// Holds the point-wise paths: every loop the target's, or each summed loop of extent one.
     const POINT_WISE: bool;
     /// Holds the summing paths.
@@ -81,6 +86,15 @@ pub struct Summing;
 /// Every path: for steps whose loops are known only at run time.
 #[derive(Clone, Copy, Debug)]
 pub struct AnyNest;
+
+mod sealed {
+    /// Keeps [`super::NestPaths`] to the markers of this module: an implementation holding
+    /// neither kind of path would be refused by nothing before the nest.
+    pub trait Sealed {}
+    impl Sealed for super::PointWise {}
+    impl Sealed for super::Summing {}
+    impl Sealed for super::AnyNest {}
+}
 
 impl NestPaths for PointWise {
     const POINT_WISE: bool = true;
@@ -1737,10 +1751,14 @@ mod tests {
         ) -> Vec<u64> {
             let mut out = Tensor::<f64>::from_fn(shape, |ix| (ix[0] + 3 * ix[1]) as f64 * 0.25);
             let target = out.__tdsl_target();
-            // A summing step writes the first column.
-            let axes_out: Vec<Axis> = (0..n_out).map(Axis::Loop).chain([Axis::Fixed(0)]).collect();
+            // A summing step writes the first column, a scalar one the first element.
+            let axes_out: Vec<Axis> = (0..n_out)
+                .map(Axis::Loop)
+                .chain([Axis::Fixed(0); 2])
+                .take(2)
+                .collect();
             let step = Step::new(
-                target.at(&axes_out[..2]),
+                target.at(&axes_out),
                 Mode::Scale(0.5),
                 1.5,
                 [shape[0], shape[1]],
@@ -1766,10 +1784,14 @@ mod tests {
                     "{n}: point-wise"
                 );
             }
-            // Summing: rows into points (a run per point), columns into a strip.
+            // Summing: rows into points (a run per point), columns into a strip, everything
+            // into a scalar.
             for axes in [[[l0, l1], [l0, l1]], [[l1, l0], [l1, l0]]] {
-                let every = run(AnyNest, &x, [n, n], axes, 1);
-                assert_eq!(run(Summing, &x, [n, n], axes, 1), every, "{n}: summing");
+                for n_out in [1, 0] {
+                    let every = run(AnyNest, &x, [n, n], axes, n_out);
+                    let summing = run(Summing, &x, [n, n], axes, n_out);
+                    assert_eq!(summing, every, "{n}: summing into {n_out} loops");
+                }
             }
         }
         // The refusals, with the target as it was.

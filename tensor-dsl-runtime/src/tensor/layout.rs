@@ -344,7 +344,8 @@ impl RawLayout {
     }
 }
 
-/// The buffer offset of a multi-index, or `None` if it has the wrong length or is out of range.
+/// The buffer offset of a multi-index, or `None` if it has the wrong length (or the strides
+/// do) or is out of range.
 pub(crate) fn flat_offset(
     shape: &[usize],
     strides: &[isize],
