@@ -40,18 +40,15 @@ pub fn evaluate<T: Element, const L: usize, const N: usize, P: NestPaths>(
     // what a direct call does, and the engine is then compiled once per element type and loop
     // count instead of once per statement: the bulk of what a statement adds to a debug build.
     // That one instance holds every path.
+    let _ = paths;
     #[cfg(tdsl_unoptimized)]
     {
-        let _ = paths;
         check_paths::<P, L>(step.extents(), step.n_out());
         let body: &DynBody<'_, T, N> = &body;
         evaluate_nest::<T, L, N, AnyNest>(step, body, false)
     }
     #[cfg(not(tdsl_unoptimized))]
-    {
-        let _ = paths;
-        evaluate_nest::<T, L, N, P>(step, body, false)
-    }
+    evaluate_nest::<T, L, N, P>(step, body, false)
 }
 
 /// Which of the loop-nest engine's paths an instance of it is compiled with. Whether a step
