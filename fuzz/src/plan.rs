@@ -3,8 +3,8 @@
 //! memory overlaps it), the target's own read for in-place operands, one proven
 //! `__private::Step::new(target.at(&axes), mode, α, extents, n_out, [operand.at(&axes), …])`
 //! per step, then `evaluate(step, body, paths)`, `contract(step)` or
-//! `contract_network(step, &cache)` as the step's kernel says. The body is an interpreter of the step's terms over the operand
-//! values, operands numbered in the order emit numbers them.
+//! `contract_network(step, &cache)` as the step's kernel says. The body is an interpreter of
+//! the step's terms over the operand values, operands numbered in the order emit numbers them.
 //!
 //! Inputs are real runtime tensors: owned ones, and views (`slice_axis`, `permuted_axes`) of
 //! padded backing tensors, with a second name for a writable view passed as the same view.
