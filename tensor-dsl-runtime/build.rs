@@ -4,7 +4,8 @@
 //! compiled once per element type and loop count instead of once per statement, and nothing is
 //! forced inline (`cfg_attr(not(tdsl_unoptimized), inline(always))`), so each statement calls
 //! the helpers rather than holding its own copy of each (about a quarter of a debug build's
-//! cost per statement, `benches/compile_cost.py`).
+//! cost per statement, `benches/compile_cost.py`), and generated code's written-out loops are
+//! dropped before rustc checks them (`__private::by_build!`, half of what remained).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tdsl_unoptimized)");

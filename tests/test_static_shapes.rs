@@ -333,3 +333,49 @@ fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
     assert!(message.contains("`Operand` implementation"), "{message}");
     assert!(out.iter().all(|&x| x == 7.0), "nothing was written");
 }
+
+/// Builds whose runtime is unoptimized (the debug profile) compile only the general path of
+/// each statement; `__tensor_unoptimized!` writes that path alone, so over nested arrays it
+/// runs what those builds run (proof, detached operands, kernels on arrays' layouts),
+/// and it must give what the written-out loops give.
+#[test]
+fn the_general_path_over_nested_arrays_agrees_with_the_written_out_loops() {
+    let a: [[f64; 13]; 7] = array2(4);
+    let b: [[f64; 7]; 13] = array2(5);
+    let v: [f64; 13] = array1(6);
+    let (alpha, beta) = (0.75, 3.0);
+
+    // Finite to start with: without the optimizing passes `zero * g[i, j]` is not folded
+    // into β = 0, so a NaN there would reach the result.
+    let mut c = [[0.5; 7]; 7];
+    let mut g = c;
+    let zero = 0.0;
+    tensor! {
+        c[i, j] = zero * c[i, j] + a[i, k] * b[k, j];
+        c[i, j] += 2 * alpha * a[i, k] * b[k, j] / beta;
+        c[i, j] -= exp(a[i, k] / 4) * powi(b[k, j], 2) + max(a[i, 0], b[0, j]);
+        c[i, 3] = c[i, 3] * alpha - v[k] * b[k, i];
+        c[i, j] = c[j, i] + 1;
+        let norm = a[i, k] * a[i, k];
+        let outer[i, j] = v[i] * v[j];
+        let mut projected[i] = outer[i, j] * v[j];
+        projected[i] -= v[i];
+    }
+    tensor_dsl::__tensor_unoptimized! {
+        g[i, j] = zero * g[i, j] + a[i, k] * b[k, j];
+        g[i, j] += 2 * alpha * a[i, k] * b[k, j] / beta;
+        g[i, j] -= exp(a[i, k] / 4) * powi(b[k, j], 2) + max(a[i, 0], b[0, j]);
+        g[i, 3] = g[i, 3] * alpha - v[k] * b[k, i];
+        g[i, j] = g[j, i] + 1;
+        let g_norm = a[i, k] * a[i, k];
+        let g_outer[i, j] = v[i] * v[j];
+        let mut g_projected[i] = g_outer[i, j] * v[j];
+        g_projected[i] -= v[i];
+    }
+    let (outer, g_outer): ([[f64; 13]; 13], [[f64; 13]; 13]) = (outer, g_outer);
+    let (projected, g_projected): ([f64; 13], [f64; 13]) = (projected, g_projected);
+    assert_close(&to_tensor(&g), &to_tensor(&c), 1e-12);
+    assert_close_scalar(g_norm, norm, 1e-12);
+    assert_close(&to_tensor(&g_outer), &to_tensor(&outer), 0.0);
+    assert_close(&tensor1(&g_projected), &tensor1(&projected), 1e-12);
+}

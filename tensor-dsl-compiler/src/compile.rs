@@ -16,7 +16,8 @@ use crate::{check, ir, lower, passes, syntax};
 #[derive(Clone, Debug)]
 pub struct Config {
     pub flavor: Flavor,
-    /// Runs the optimizing passes; off, only the passes needed for correct code run.
+    /// Runs the optimizing passes and writes small steps out as loops; off, only the passes
+    /// needed for correct code run and every step takes the general path.
     pub optimize: bool,
     /// The name the expanding crate gives the `tensor-dsl` package: `tensor_dsl`, or a renamed
     /// dependency's (`tdsl = { package = "tensor-dsl", .. }`). Generated code reaches the
@@ -79,7 +80,13 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
                 let warnings = check::lints(&program);
                 let program = passes::run(program, config.optimize);
                 let plan = lower::lower(program);
-                let emitted = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
+                let emitted = emit::emit(
+                    &plan,
+                    config.flavor,
+                    &config.runtime,
+                    config.backends(),
+                    config.optimize,
+                );
                 code.extend(quote::quote! { #(#warnings)* #emitted });
             }
             Segment::Matrix(statement) => code.extend(emit::emit_matrix(
@@ -214,7 +221,13 @@ fn trace_program(mut program: ir::Program, config: &Config) -> Trace {
         stages.push((pass.name, program.clone()));
     }
     let plan = lower::lower(program);
-    let code = emit::emit(&plan, config.flavor, &config.runtime, config.backends());
+    let code = emit::emit(
+        &plan,
+        config.flavor,
+        &config.runtime,
+        config.backends(),
+        config.optimize,
+    );
     let rust = quote::quote! { #(#warnings)* #code };
     Trace { stages, plan, rust }
 }

@@ -101,6 +101,33 @@ pub const SMALL_DYNAMIC_STEP_POINTS: usize = 512;
 /// debug build does not type-check them either.
 pub const CHUNKED_SUMS: bool = !cfg!(tdsl_unoptimized);
 
+/// Generated code's choice between a statement's two forms, `by_build! { { written-out loops
+/// or the general path } { the general path } }`: the first where the runtime is optimized,
+/// the second where it is built unoptimized (`cfg(tdsl_unoptimized)`, the crate using
+/// `tensor!` then being a debug build too, with Cargo's usual profiles). The tokens it drops
+/// are never type-checked or compiled: that took a debug build of 100 statements from 2.8 s to
+/// 1.9 s (`benches/compile_cost.py`), at the general path's cost per call for small tensors.
+/// Both forms give the same values; the feature `written-out-in-debug` (this repository's own
+/// test builds) keeps the first in unoptimized builds too, so the debug test suite runs the
+/// written-out loops, and `__tensor_unoptimized!` writes only the second, the reference they are
+/// tested against.
+#[cfg(any(not(tdsl_unoptimized), feature = "written-out-in-debug"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tdsl_by_build {
+    ({ $($both:tt)* } { $($general:tt)* }) => { $($both)* };
+}
+
+/// See the other build's definition.
+#[cfg(not(any(not(tdsl_unoptimized), feature = "written-out-in-debug")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tdsl_by_build {
+    ({ $($both:tt)* } { $($general:tt)* }) => { $($general)* };
+}
+
+pub use crate::__tdsl_by_build as by_build;
+
 /// Whether a step over `extents` is small enough for written-out loops (see
 /// [`SMALL_STEP_POINTS`]; `is_static`: every tensor of the statement has static extents).
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]

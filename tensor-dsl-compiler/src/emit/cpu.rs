@@ -1416,7 +1416,8 @@ impl StatementEmitter<'_> {
 
     /// The statement's steps: written out when every step is small and every access dense
     /// (then no operand was copied and nothing else of the general path runs), else through
-    /// the kernels after `general_prelude`.
+    /// the kernels after `general_prelude`; only the latter without `written_out`, and where
+    /// the runtime's build drops the loops (`by_build!`).
     fn steps(
         &self,
         steps: &[Step],
@@ -1465,19 +1466,33 @@ impl StatementEmitter<'_> {
             }] => call.clone(),
             _ => hygienic!(#general_prelude #(#general)*),
         };
+        if !self.cx.written_out {
+            return hygienic!(#(#body_fns)* #general);
+        }
+        // Both forms, of which the runtime's build keeps one (`by_build`): an unoptimized
+        // build compiles only the general path, about a third of a debug build's cost per
+        // statement (`benches/compile_cost.py`).
+        let p = self.cx.private();
         hygienic! {
             #(#body_fns)*
-            match (
-                true #(&& #small)*,
-                __target.as_dense(#target_layout),
-                (#(#checks,)*),
-            ) {
-                (true, ::core::option::Option::Some(__dense_target), (#(::core::option::Option::Some(#bound),)*))
-                    if true #(#apart)* =>
+            #p::by_build! {
                 {
-                    #(#written_out)*
+                    match (
+                        true #(&& #small)*,
+                        __target.as_dense(#target_layout),
+                        (#(#checks,)*),
+                    ) {
+                        (true, ::core::option::Option::Some(__dense_target), (#(::core::option::Option::Some(#bound),)*))
+                            if true #(#apart)* =>
+                        {
+                            #(#written_out)*
+                        }
+                        _ => {
+                            #general
+                        }
+                    }
                 }
-                _ => {
+                {
                     #general
                 }
             }

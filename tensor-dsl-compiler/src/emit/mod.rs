@@ -45,8 +45,20 @@ pub struct Backends {
 }
 
 /// The expansion of a checked block; generated code names the runtime `::runtime::__private`.
-pub fn emit(plan: &Plan, flavor: Flavor, runtime: &Ident, backends: Backends) -> TokenStream {
-    emit_plan(plan, &Context::new(runtime, flavor, backends))
+///
+/// `written_out`: small dense steps also get written-out loops, where the runtime's build
+/// keeps them (`__private::by_build`); off, every step takes the general path (the
+/// unoptimized reference `__tensor_unoptimized` expands to).
+pub fn emit(
+    plan: &Plan,
+    flavor: Flavor,
+    runtime: &Ident,
+    backends: Backends,
+    written_out: bool,
+) -> TokenStream {
+    let mut cx = Context::new(runtime, flavor, backends);
+    cx.written_out = written_out;
+    emit_plan(plan, &cx)
 }
 
 /// The expansion of a checked matrix statement (see `matrix`).
@@ -78,6 +90,8 @@ pub(crate) struct Context {
     cuda: bool,
     /// Steps go through the statement's backend (`__backend`), not straight to host kernels.
     dispatch: bool,
+    /// Small dense steps also get written-out loops (see `emit`).
+    written_out: bool,
 }
 
 impl Context {
@@ -89,6 +103,7 @@ impl Context {
             flavor,
             cuda: backends.cuda,
             dispatch: backends.cuda || backends.dist,
+            written_out: true,
         }
     }
 
