@@ -106,11 +106,11 @@ pub const CHUNKED_SUMS: bool = !cfg!(tdsl_unoptimized);
 /// the second where it is built unoptimized (`cfg(tdsl_unoptimized)`, the crate using
 /// `tensor!` then being a debug build too, with Cargo's usual profiles). The tokens it drops
 /// are never type-checked or compiled: that took a debug build of 100 statements from 2.8 s to
-/// 1.9 s (`benches/compile_cost.py`), at the general path's cost per call for small tensors.
-/// Both forms give the same values; the feature `written-out-in-debug` (this repository's own
-/// test builds) keeps the first in unoptimized builds too, so the debug test suite runs the
-/// written-out loops, and `__tensor_unoptimized!` writes only the second, the reference they are
-/// tested against.
+/// 1.4 s (`benches/compile_cost.py`), at the general path's cost per call for small tensors.
+/// Both forms give the same results up to rounding (a sum's terms may be added in another
+/// order). The feature `written-out-in-debug` (this repository's own test builds) keeps the
+/// first in unoptimized builds too, so the debug test suite runs the written-out loops;
+/// `__tensor_unoptimized!` writes only the second, the reference they are tested against.
 #[cfg(any(not(tdsl_unoptimized), feature = "written-out-in-debug"))]
 #[doc(hidden)]
 #[macro_export]

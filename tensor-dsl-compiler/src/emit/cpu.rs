@@ -1470,7 +1470,7 @@ impl StatementEmitter<'_> {
             return hygienic!(#(#body_fns)* #general);
         }
         // Both forms, of which the runtime's build keeps one (`by_build`): an unoptimized
-        // build compiles only the general path, about a third of a debug build's cost per
+        // build compiles only the general path, which halved a debug build's cost per
         // statement (`benches/compile_cost.py`).
         let p = self.cx.private();
         hygienic! {
