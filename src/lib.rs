@@ -32,7 +32,7 @@ pub use tensor_dsl_macros::tensor;
 pub use tensor_dsl_macros::try_tensor;
 
 #[doc(hidden)]
-pub use tensor_dsl_macros::__tensor_unoptimized;
+pub use tensor_dsl_macros::{__tensor_general, __tensor_unoptimized};
 #[cfg(feature = "matrix")]
 pub use tensor_dsl_runtime::MatrixElement;
 pub use tensor_dsl_runtime::{

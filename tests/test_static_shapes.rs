@@ -335,8 +335,8 @@ fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
 }
 
 /// Builds whose runtime is unoptimized (the debug profile) compile only the general path of
-/// each statement; `__tensor_unoptimized!` writes that path alone, so over nested arrays it
-/// runs what those builds run (proof, detached operands, kernels on arrays' layouts),
+/// each statement; `__tensor_general!` writes that path alone with the same plan, so over nested
+/// arrays it runs what those builds run (proof, detached operands, kernels on arrays' layouts),
 /// and it must give what the written-out loops give.
 #[test]
 fn the_general_path_over_nested_arrays_agrees_with_the_written_out_loops() {
@@ -345,9 +345,7 @@ fn the_general_path_over_nested_arrays_agrees_with_the_written_out_loops() {
     let v: [f64; 13] = array1(6);
     let (alpha, beta) = (0.75, 3.0);
 
-    // Finite to start with: without the optimizing passes `zero * g[i, j]` is not folded
-    // into β = 0, so a NaN there would reach the result.
-    let mut c = [[0.5; 7]; 7];
+    let mut c = [[f64::NAN; 7]; 7];
     let mut g = c;
     let zero = 0.0;
     tensor! {
@@ -360,9 +358,10 @@ fn the_general_path_over_nested_arrays_agrees_with_the_written_out_loops() {
         let outer[i, j] = v[i] * v[j];
         let mut projected[i] = outer[i, j] * v[j];
         projected[i] -= v[i];
+        let net[i, j] = a[i, k] * b[k, l] * a[l, j];    // a network, pair by pair
     }
-    tensor_dsl::__tensor_unoptimized! {
-        g[i, j] = zero * g[i, j] + a[i, k] * b[k, j];
+    tensor_dsl::__tensor_general! {
+        g[i, j] = zero * g[i, j] + a[i, k] * b[k, j];     // β = 0: the NaN is not read
         g[i, j] += 2 * alpha * a[i, k] * b[k, j] / beta;
         g[i, j] -= exp(a[i, k] / 4) * powi(b[k, j], 2) + max(a[i, 0], b[0, j]);
         g[i, 3] = g[i, 3] * alpha - v[k] * b[k, i];
@@ -371,6 +370,7 @@ fn the_general_path_over_nested_arrays_agrees_with_the_written_out_loops() {
         let g_outer[i, j] = v[i] * v[j];
         let mut g_projected[i] = g_outer[i, j] * v[j];
         g_projected[i] -= v[i];
+        let g_net[i, j] = a[i, k] * b[k, l] * a[l, j];
     }
     let (outer, g_outer): ([[f64; 13]; 13], [[f64; 13]; 13]) = (outer, g_outer);
     let (projected, g_projected): ([f64; 13], [f64; 13]) = (projected, g_projected);
@@ -378,4 +378,18 @@ fn the_general_path_over_nested_arrays_agrees_with_the_written_out_loops() {
     assert_close_scalar(g_norm, norm, 1e-12);
     assert_close(&to_tensor(&g_outer), &to_tensor(&outer), 0.0);
     assert_close(&tensor1(&g_projected), &tensor1(&projected), 1e-12);
+    let (net, g_net): ([[f64; 13]; 7], [[f64; 13]; 7]) = (net, g_net);
+    assert_close(&to_tensor(&g_net), &to_tensor(&net), 1e-12);
+
+    // An empty sum is exactly zero, even scaled by 1/0, and an empty target is left alone.
+    let (e, z) = ([[0.5f64; 0]; 3], [0.0f64; 0]);
+    let (m, f) = ([[1.0f64; 0]; 3], [[2.0f64; 3]; 4]);
+    let mut empty_sum = [f64::NAN; 3];
+    let mut nothing = [[1.0f64; 0]; 4];
+    tensor_dsl::__tensor_general! {
+        empty_sum[i] = e[i, k] * z[k] / zero;
+        nothing[i, j] = m[k, j] * f[i, k];
+    }
+    assert_eq!(empty_sum, [0.0; 3]);
+    assert_eq!(nothing.len(), 4);
 }

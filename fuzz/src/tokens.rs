@@ -35,12 +35,14 @@ fn check_tokens_unguarded(tokens: TokenStream) {
         .err()
         .map_or(0, |error| error.into_iter().count());
     for flavor in [Flavor::Panic, Flavor::Fallible] {
-        for optimize in [true, false] {
+        for (optimize, written_out) in [(true, true), (true, false), (false, false)] {
             let mut config = Config::new(flavor);
             config.optimize = optimize;
+            config.written_out = written_out;
             let output = tensor_dsl_compiler::expand_with(tokens.clone(), config.clone());
             let text = output.to_string();
-            let parsed = syn::parse2::<syn::Block>(quote!({ #output }));
+            let parsed = syn::parse2::<syn::Block>(quote!({ #output }))
+                .and_then(|_| by_build_forms_parse(&output));
             if let (Err(error), true) = (parsed, rust_inside_is_valid) {
                 panic!("expansion is not valid Rust: {error}\ninput: {tokens}\noutput: {text}");
             }
@@ -78,6 +80,31 @@ fn check_tokens_unguarded(tokens: TokenStream) {
             }
         }
     }
+}
+
+/// Each `by_build! { {…} {…} }` in `tokens` (the runtime's choice between a statement's two
+/// forms) holds two blocks of Rust: syn sees a macro call's body as opaque tokens, so they are
+/// parsed here.
+fn by_build_forms_parse(tokens: &TokenStream) -> syn::Result<()> {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (k, tree) in trees.iter().enumerate() {
+        let TokenTree::Group(group) = tree else {
+            continue;
+        };
+        let called = k >= 2
+            && matches!(
+                (&trees[k - 2], &trees[k - 1]),
+                (TokenTree::Ident(name), TokenTree::Punct(bang))
+                    if name == "by_build" && bang.as_char() == '!'
+            );
+        if called {
+            for form in group.stream() {
+                syn::parse2::<syn::Block>(form.into())?;
+            }
+        }
+        by_build_forms_parse(&group.stream())?;
+    }
+    Ok(())
 }
 
 /// Whether every `{ … }` group in `tokens` parses as a Rust block.
@@ -217,4 +244,24 @@ fn tree(u: &mut Unstructured, depth: usize) -> Result<TokenStream> {
             TokenTree::Group(Group::new(delimiter, inner)).into()
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_forms_of_each_by_build_are_parsed() {
+        let valid = quote!(x::by_build! { { let a = 1; } { { f(); } } });
+        assert!(by_build_forms_parse(&valid).is_ok());
+        // An invalid form, nested in a block as generated statements are.
+        let invalid = quote!({ let c = { x::by_build! { { let a = 1; } { let = ; } } }; });
+        assert!(by_build_forms_parse(&invalid).is_err());
+        let expanded = tensor_dsl_compiler::expand(
+            quote!(c[i, j] = a[i, k] * b[k, j];),
+            Flavor::Panic,
+        );
+        assert!(expanded.to_string().contains("by_build"));
+        assert!(by_build_forms_parse(&expanded).is_ok());
+    }
 }

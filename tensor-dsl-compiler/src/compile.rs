@@ -16,9 +16,12 @@ use crate::{check, ir, lower, passes, syntax};
 #[derive(Clone, Debug)]
 pub struct Config {
     pub flavor: Flavor,
-    /// Runs the optimizing passes and writes small steps out as loops; off, only the passes
-    /// needed for correct code run and every step takes the general path.
+    /// Runs the optimizing passes; off, only the passes needed for correct code run.
     pub optimize: bool,
+    /// Writes small steps out as loops beside the general path, for the runtime's build to
+    /// keep or drop (`__private::by_build!`); off, every step takes the general path, as an
+    /// unoptimized build's does.
+    pub written_out: bool,
     /// The name the expanding crate gives the `tensor-dsl` package: `tensor_dsl`, or a renamed
     /// dependency's (`tdsl = { package = "tensor-dsl", .. }`). Generated code reaches the
     /// runtime through `::name::__private`.
@@ -43,11 +46,12 @@ impl Config {
         }
     }
 
-    /// Every pass on, the runtime reached as `::tensor_dsl`.
+    /// Every pass and the written-out loops on, the runtime reached as `::tensor_dsl`.
     pub fn new(flavor: Flavor) -> Self {
         Config {
             flavor,
             optimize: true,
+            written_out: true,
             runtime: Ident::new("tensor_dsl", Span::call_site()),
             cuda: false,
             dist: false,
@@ -85,7 +89,7 @@ pub fn expand_with(input: TokenStream, config: Config) -> TokenStream {
                     config.flavor,
                     &config.runtime,
                     config.backends(),
-                    config.optimize,
+                    config.written_out,
                 );
                 code.extend(quote::quote! { #(#warnings)* #emitted });
             }
@@ -226,7 +230,7 @@ fn trace_program(mut program: ir::Program, config: &Config) -> Trace {
         config.flavor,
         &config.runtime,
         config.backends(),
-        config.optimize,
+        config.written_out,
     );
     let rust = quote::quote! { #(#warnings)* #code };
     Trace { stages, plan, rust }

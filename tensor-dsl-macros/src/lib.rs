@@ -20,13 +20,27 @@ pub fn try_tensor(input: TokenStream) -> TokenStream {
     expand_with(input.into(), config(Flavor::Fallible)).into()
 }
 
-/// `tensor!` with only the passes correctness needs: the reference the optimizing passes are
-/// tested against. Not part of the public API.
+/// `tensor!` with only the passes correctness needs and no written-out loops: the reference
+/// the optimizing passes are tested against. Not part of the public API.
 #[doc(hidden)]
 #[proc_macro]
 pub fn __tensor_unoptimized(input: TokenStream) -> TokenStream {
     let config = Config {
         optimize: false,
+        written_out: false,
+        ..config(Flavor::Panic)
+    };
+    expand_with(input.into(), config).into()
+}
+
+/// `tensor!` without written-out loops, every step on the general path: what a build whose
+/// runtime is unoptimized (Cargo's debug profile) runs, for tests that compare it with
+/// `tensor!` where the loops are kept. Not part of the public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __tensor_general(input: TokenStream) -> TokenStream {
+    let config = Config {
+        written_out: false,
         ..config(Flavor::Panic)
     };
     expand_with(input.into(), config).into()

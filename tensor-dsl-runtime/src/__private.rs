@@ -110,7 +110,8 @@ pub const CHUNKED_SUMS: bool = !cfg!(tdsl_unoptimized);
 /// Both forms give the same results up to rounding (a sum's terms may be added in another
 /// order). The feature `written-out-in-debug` (this repository's own test builds) keeps the
 /// first in unoptimized builds too, so the debug test suite runs the written-out loops;
-/// `__tensor_unoptimized!` writes only the second, the reference they are tested against.
+/// `__tensor_general!` writes only the second with `tensor!`'s plan, for the tests that
+/// compare the two.
 #[cfg(any(not(tdsl_unoptimized), feature = "written-out-in-debug"))]
 #[doc(hidden)]
 #[macro_export]

@@ -1466,8 +1466,10 @@ impl StatementEmitter<'_> {
             }] => call.clone(),
             _ => hygienic!(#general_prelude #(#general)*),
         };
+        // The general path in a block of its own, as in the `match`'s arm: its locals (held
+        // copies of operands, rebound accesses) end with it.
         if !self.cx.written_out {
-            return hygienic!(#(#body_fns)* #general);
+            return hygienic!(#(#body_fns)* { #general });
         }
         // Both forms, of which the runtime's build keeps one (`by_build`): an unoptimized
         // build compiles only the general path, which halved a debug build's cost per
@@ -1493,7 +1495,9 @@ impl StatementEmitter<'_> {
                     }
                 }
                 {
-                    #general
+                    {
+                        #general
+                    }
                 }
             }
         }

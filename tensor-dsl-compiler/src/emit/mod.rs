@@ -47,8 +47,8 @@ pub struct Backends {
 /// The expansion of a checked block; generated code names the runtime `::runtime::__private`.
 ///
 /// `written_out`: small dense steps also get written-out loops, where the runtime's build
-/// keeps them (`__private::by_build`); off, every step takes the general path (the
-/// unoptimized reference `__tensor_unoptimized` expands to).
+/// keeps them (`__private::by_build`); off, every step takes the general path (what
+/// `__tensor_general!` and `__tensor_unoptimized!` expand to).
 pub fn emit(
     plan: &Plan,
     flavor: Flavor,
