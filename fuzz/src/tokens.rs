@@ -255,12 +255,14 @@ mod tests {
         let valid = quote!(x::by_build! { { let a = 1; } { { f(); } } });
         assert!(by_build_forms_parse(&valid).is_ok());
         // An invalid form, nested in a block as generated statements are.
-        let invalid = quote!({ let c = { x::by_build! { { let a = 1; } { let = ; } } }; });
+        let invalid = quote!({
+            let c = {
+                x::by_build! { { let a = 1; } { let = ; } }
+            };
+        });
         assert!(by_build_forms_parse(&invalid).is_err());
-        let expanded = tensor_dsl_compiler::expand(
-            quote!(c[i, j] = a[i, k] * b[k, j];),
-            Flavor::Panic,
-        );
+        let expanded =
+            tensor_dsl_compiler::expand(quote!(c[i, j] = a[i, k] * b[k, j];), Flavor::Panic);
         assert!(expanded.to_string().contains("by_build"));
         assert!(by_build_forms_parse(&expanded).is_ok());
     }
