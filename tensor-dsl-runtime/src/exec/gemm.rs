@@ -57,7 +57,13 @@ pub fn contract_detached<T: Element, const L: usize>(step: Unproven<'_, T, L, 2>
 /// A real operand of a complex step (a tensor of parts) is read where it lies: by real GEMMs on
 /// the complex operand's and the target's parts where α and β are real (`gemm_with_parts`),
 /// else by the loop nest, which converts each element as it loads it.
+#[inline]
 pub fn contract<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool; 2]) {
+    in_few_loops!(L, step, M => contract_loops::<T, M>(step, conj))
+}
+
+/// [`contract`] over a step of a few loop counts (`in_few_loops`).
+pub(super) fn contract_loops<T: Element, const L: usize>(step: Step<'_, T, L, 2>, conj: [bool; 2]) {
     step.assert_on_host();
     let parts = step.operands().map(|operand| operand.part);
     let real = |value: T| value.split_parts()[1] == T::Part::ZERO;

@@ -140,8 +140,9 @@ pub fn copy<T: Element, const L: usize>(step: Step<'_, T, L, 1>) {
     let body = |[value]: [T; 1]| value;
     #[cfg(tdsl_unoptimized)]
     let body: &DynBody<'_, T, 1> = &body;
-    // One instance per element type and loop count (no statement's closure in it): every path.
-    evaluate_nest::<T, L, 1, AnyNest>(step, body, true)
+    // One instance per element type and few loop counts (no statement's closure in it, the
+    // step padded: `in_few_loops`): every path.
+    in_few_loops!(L, step, M => evaluate_nest::<T, M, 1, AnyNest>(step, body, true))
 }
 
 /// [`evaluate`] for a statement whose only step runs on the host, once the operands are

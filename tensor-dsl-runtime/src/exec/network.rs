@@ -71,7 +71,17 @@ impl PlanCache {
 /// contractions through temporaries in the order cached for these extents (a conjugation a
 /// flag of the GEMM that reads the factor, never a conjugated copy). Which loops each factor
 /// uses is read off its access.
+#[inline]
 pub fn contract_network<T: Element, const L: usize, const N: usize>(
+    step: Step<'_, T, L, N>,
+    conj: [bool; N],
+    cache: &PlanCache,
+) {
+    in_few_loops!(L, step, M => network_loops::<T, M, N>(step, conj, cache))
+}
+
+/// [`contract_network`] over a step of a few loop counts (`in_few_loops`).
+pub(super) fn network_loops<T: Element, const L: usize, const N: usize>(
     step: Step<'_, T, L, N>,
     conj: [bool; N],
     cache: &PlanCache,

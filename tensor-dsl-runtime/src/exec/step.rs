@@ -542,6 +542,63 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
         )
     }
 
+    /// This step over `M` loops, `M ≥ L`: its own `L`, then `M - L` loops of extent one that
+    /// neither the target nor any operand uses (stride 0, no bit in `uses`). A loop of extent
+    /// one adds no point and moves no address, so the step visits the same points, reads and
+    /// writes the same elements and sums the same terms: everything [`Step::assemble`] proved
+    /// of this step holds of the padded one, which is therefore built without proving it
+    /// again. The extra loops are summed loops (after the target's `n_out`), as
+    /// `Step::renumbered` leaves the loops a pairwise step does not use; the engines order
+    /// such loops outermost, so the order of the additions, and the bits, are unchanged.
+    #[inline]
+    pub(crate) fn padded<const M: usize>(self) -> Step<'a, T, M, N> {
+        // Not a `const` assertion: `in_few_loops` names every padding in branches that are
+        // never compiled, and rustc evaluates the constants of every function it names.
+        assert!(
+            L <= M,
+            "tensor-dsl bug: a step padded to fewer loops than it has"
+        );
+        let pad = |strides: [isize; L]| -> [isize; M] {
+            std::array::from_fn(|k| strides.get(k).copied().unwrap_or(0))
+        };
+        let Step {
+            target,
+            mode,
+            alpha,
+            extents,
+            n_out,
+            operands,
+            injective,
+            memory,
+        } = self;
+        Step {
+            target: BoundTarget {
+                data: target.data,
+                len: target.len,
+                base: target.base,
+                strides: pad(target.strides),
+                uses: target.uses,
+                _borrow: PhantomData,
+            },
+            mode,
+            alpha,
+            extents: std::array::from_fn(|k| extents.get(k).copied().unwrap_or(1)),
+            n_out,
+            operands: operands.map(|operand| Bound {
+                data: operand.data,
+                len: operand.len,
+                base: operand.base,
+                strides: pad(operand.strides),
+                uses: operand.uses,
+                in_place: operand.in_place,
+                part: operand.part,
+                _borrow: PhantomData,
+            }),
+            injective,
+            memory,
+        }
+    }
+
     /// This step reading `operands` instead of its own (temporaries holding their elements,
     /// in another layout), over the same loops, proven afresh; the caller runs it instead of
     /// this step.
