@@ -13,33 +13,19 @@
 /// (`Step::assemble`): the last branch is never reached.
 macro_rules! in_few_loops {
     ($loops:expr, $step:ident, $m:ident => $run:expr) => {
-        if const { $loops <= 2 } {
-            const $m: usize = 2;
-            let $step = $step.padded::<$m>();
-            $run
-        } else if const { $loops <= 4 } {
-            const $m: usize = 4;
-            let $step = $step.padded::<$m>();
-            $run
-        } else if const { $loops <= 8 } {
-            const $m: usize = 8;
-            let $step = $step.padded::<$m>();
-            $run
-        } else if const { $loops <= 16 } {
-            const $m: usize = 16;
-            let $step = $step.padded::<$m>();
-            $run
-        } else if const { $loops <= 32 } {
-            const $m: usize = 32;
-            let $step = $step.padded::<$m>();
-            $run
-        } else if const { $loops <= 64 } {
-            const $m: usize = 64;
+        in_few_loops!(@ $loops, $step, $m, $run; 2 4 8 16 32 64)
+    };
+    (@ $loops:expr, $step:ident, $m:ident, $run:expr; $count:literal $($larger:literal)*) => {
+        if const { $loops <= $count } {
+            const $m: usize = $count;
             let $step = $step.padded::<$m>();
             $run
         } else {
-            unreachable!("a step has at most 64 loops")
+            in_few_loops!(@ $loops, $step, $m, $run; $($larger)*)
         }
+    };
+    (@ $loops:expr, $step:ident, $m:ident, $run:expr;) => {
+        unreachable!("a step has at most 64 loops")
     };
 }
 

@@ -553,10 +553,11 @@ impl<'a, T: Element, const L: usize, const N: usize> Step<'a, T, L, N> {
     #[inline]
     pub(crate) fn padded<const M: usize>(self) -> Step<'a, T, M, N> {
         // Not a `const` assertion: `in_few_loops` names every padding in branches that are
-        // never compiled, and rustc evaluates the constants of every function it names.
+        // never compiled, and rustc evaluates the constants of every function it names. At
+        // most 64 loops, as `Step::assemble` asserts of every step.
         assert!(
-            L <= M,
-            "tensor-dsl bug: a step padded to fewer loops than it has"
+            L <= M && M <= 64,
+            "tensor-dsl bug: a step padded to fewer loops than it has, or to more than 64"
         );
         let pad = |strides: [isize; L]| -> [isize; M] {
             std::array::from_fn(|k| strides.get(k).copied().unwrap_or(0))
