@@ -1171,6 +1171,8 @@ fn merge<const L: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::loop_nest::evaluate_nest;
+    use crate::exec::network::{contract_network, network_loops, PlanCache};
     use crate::exec::step::Axis;
     use crate::operand::access::{Operand, TargetOwned};
     use crate::tensor::Tensor;
@@ -1317,5 +1319,105 @@ mod tests {
         assert_eq!(rest, [0]);
         let (dimension, rest) = merged(&a, Merge::UnitStride);
         assert_eq!((dimension.extent, rest), (12, vec![]));
+    }
+
+    fn loops(vars: &[usize]) -> Vec<Axis> {
+        vars.iter().map(|&var| Axis::Loop(var)).collect()
+    }
+
+    fn bits(tensor: &Tensor<f64>) -> Vec<u64> {
+        tensor.as_slice().iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// `contract`, `contract_network` and `copy` run their step padded (`in_few_loops!`): the
+    /// same bits as the engine at the step's own loop count, on the loop nest's paths (thin,
+    /// odd, empty) and GEMM's, for a network's pairs, and for a transposing copy.
+    #[test]
+    fn padded_steps_write_the_same_bits() {
+        for (ni, nj, nk) in [(7, 13, 5), (1, 7, 13), (13, 1, 0), (0, 3, 4), (40, 36, 30)] {
+            let a = filled(&[ni, nk], 1);
+            let b = filled(&[nj, nk], 2);
+            let start = filled(&[ni, nj], 3);
+            // c[i, j] = 0.5 c[i, j] + 2 a[i, k] b[j, k]: three loops, padded to four.
+            let product = |padded: bool| {
+                let mut c = start.clone();
+                let target = c.__tdsl_target();
+                let (c_axes, a_axes, b_axes) = (loops(&[0, 1]), loops(&[0, 2]), loops(&[1, 2]));
+                let step = Step::new(
+                    target.at(&c_axes),
+                    Mode::Scale(0.5),
+                    2.0,
+                    [ni, nj, nk],
+                    2,
+                    [
+                        a.__tdsl_operand().at(&a_axes),
+                        b.__tdsl_operand().at(&b_axes),
+                    ],
+                );
+                if padded {
+                    contract(step, [false; 2]);
+                } else {
+                    contract_loops(step, [false; 2]);
+                }
+                bits(&c)
+            };
+            assert_eq!(product(true), product(false), "{ni}×{nj}×{nk}");
+            // d[i, m] = a[i, k] b[l, k] e[l, m] f[m, m]: five loops, padded to eight.
+            let e = filled(&[nj, 6], 4);
+            let f = filled(&[6, 6], 5);
+            let network = |padded: bool| {
+                let mut d = Tensor::<f64>::zeros([ni, 6]);
+                let target = d.__tdsl_target();
+                let axes = [
+                    loops(&[0, 1]),
+                    loops(&[0, 2]),
+                    loops(&[3, 2]),
+                    loops(&[3, 1]),
+                ];
+                let f_axes = loops(&[1, 1]);
+                let step = Step::new(
+                    target.at(&axes[0]),
+                    Mode::Assign,
+                    1.0,
+                    [ni, 6, nk, nj, 1],
+                    2,
+                    [
+                        a.__tdsl_operand().at(&axes[1]),
+                        b.__tdsl_operand().at(&axes[2]),
+                        e.__tdsl_operand().at(&axes[3]),
+                        f.__tdsl_operand().at(&f_axes),
+                    ],
+                );
+                if padded {
+                    contract_network(step, [false; 4], &PlanCache::new());
+                } else {
+                    network_loops(step, [false; 4], &PlanCache::new());
+                }
+                bits(&d)
+            };
+            assert_eq!(network(true), network(false), "network, {ni}×{nj}×{nk}");
+        }
+        // c[k, j, i] = a[i, j, k], through a copy's tiles: three loops, padded to four.
+        let a = filled(&[70, 9, 66], 6);
+        let permuted = |padded: bool| {
+            let mut c = Tensor::<f64>::zeros([66, 9, 70]);
+            let target = c.__tdsl_target();
+            let (c_axes, a_axes) = (loops(&[2, 1, 0]), loops(&[0, 1, 2]));
+            let step = Step::new(
+                target.at(&c_axes),
+                Mode::Assign,
+                1.0,
+                [70, 9, 66],
+                3,
+                [a.__tdsl_operand().at(&a_axes)],
+            );
+            if padded {
+                copy(step);
+            } else {
+                evaluate_nest::<f64, 3, 1, AnyNest>(step, |[x]: [f64; 1]| x, true);
+            }
+            bits(&c)
+        };
+        assert_eq!(permuted(true), permuted(false));
     }
 }
