@@ -20,7 +20,7 @@ pub use crate::operand::access::{
 };
 pub use crate::operand::array::LetResult;
 pub use crate::operand::check::{
-    check_position, check_range, check_rank, check_result_size, expect, unify, Occurrence,
+    check_position, check_range, check_rank, check_result_size, expect, unify, Site,
 };
 pub use crate::operand::dense::{DenseAccess, DenseRun, DenseTarget, Temporary, TemporaryStorage};
 pub use crate::operand::extents::{

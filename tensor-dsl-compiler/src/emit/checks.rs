@@ -96,7 +96,8 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             }
         }
         for var in statement.all_vars() {
-            let mut occurrences = Vec::new();
+            // Where the index occurs (a constant table) and its extent there.
+            let (mut sites, mut occurrences) = (Vec::new(), Vec::new());
             let mut first_static = None;
             for access in &accesses {
                 for (axis, slot) in access.slots.iter().enumerate() {
@@ -121,15 +122,14 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
                     if *slot == Slot::Var(var.clone()) {
                         let extent = axis_extent(&p, program, &extents, access.tensor, axis);
                         let text = &access.text;
-                        occurrences.push(hygienic! {
-                            #p::Occurrence { access: #text, axis: #axis, extent: #extent }
-                        });
+                        sites.push(hygienic!((#text, #axis)));
+                        occurrences.push(extent);
                     }
                 }
             }
             let local = hidden_numbered("__extent", extents.len());
             let name = &var.name;
-            let call = check(hygienic!(#p::unify(#name, &[#(#occurrences),*])));
+            let call = check(hygienic!(#p::unify(#name, &[#(#sites),*], &[#(#occurrences),*])));
             // Static extents were unified at compile time (`static_extent_check`): the first
             // one is the extent, a constant the statement's loops can be unrolled over.
             let this = Slot::Var(var.clone());

@@ -5,16 +5,10 @@
 use crate::error::{ShapeError, ShapeErrorKind};
 use crate::tensor::layout::element_count;
 
-/// One place an index occurs: the access as the user wrote it, the axis, its extent there.
-#[derive(Clone, Copy, Debug)]
-pub struct Occurrence {
-    /// The access as written, e.g. `a[i, k, l]` or `c[i, j] (the target)`.
-    pub access: &'static str,
-    /// The axis of the access the index sits on.
-    pub axis: usize,
-    /// The extent of that axis.
-    pub extent: usize,
-}
+/// Where an index occurs: the access as the user wrote it (e.g. `a[i, k, l]` or
+/// `c[i, j] (the target)`) and the axis of that access the index sits on. Generated code
+/// passes these as a constant table, so a run that passes its checks reads none of them.
+pub type Site = (&'static str, usize);
 
 /// Checks that `access` (on tensor `tensor`) uses as many indices as the tensor has axes.
 #[inline]
@@ -44,30 +38,41 @@ fn rank_mismatch(access: &str, tensor: &str, shape: &[usize], rank: usize) -> Sh
     )
 }
 
-/// The common extent of `index` over all its occurrences, or an error naming the first pair
-/// that differs.
+/// The common extent of `index` over all its occurrences (`extents[k]` at `sites[k]`), or an
+/// error naming the first pair that differs.
 ///
 /// Inlined, so extents the compiler knows (nested arrays, and the `let`s made from them) unify
-/// at compile time; the error is built out of line.
+/// at compile time; the sites are read, and the error built, only out of line.
 #[inline]
-pub fn unify(index: &'static str, occurrences: &[Occurrence]) -> Result<usize, ShapeError> {
-    let Some((first, rest)) = occurrences.split_first() else {
+pub fn unify(
+    index: &'static str,
+    sites: &'static [Site],
+    extents: &[usize],
+) -> Result<usize, ShapeError> {
+    let Some((&first, rest)) = extents.split_first() else {
         unreachable!("tensor-dsl bug: index `{index}` has no occurrence");
     };
-    match rest.iter().find(|other| other.extent != first.extent) {
-        None => Ok(first.extent),
-        Some(other) => Err(extent_mismatch(index, first, other)),
+    if rest.iter().all(|&extent| extent == first) {
+        Ok(first)
+    } else {
+        Err(extent_mismatch(index, sites, extents))
     }
 }
 
 #[cold]
 #[inline(never)]
-fn extent_mismatch(index: &str, first: &Occurrence, other: &Occurrence) -> ShapeError {
+fn extent_mismatch(index: &str, sites: &[Site], extents: &[usize]) -> ShapeError {
+    let other = extents
+        .iter()
+        .position(|&extent| extent != extents[0])
+        .unwrap_or(0);
+    let ((first_access, first_axis), (other_access, other_axis)) = (sites[0], sites[other]);
     ShapeError::new(
         ShapeErrorKind::ExtentMismatch,
         format!(
-            "index `{index}` has extent {} in `{}` (axis {}) but extent {} in `{}` (axis {})",
-            first.extent, first.access, first.axis, other.extent, other.access, other.axis
+            "index `{index}` has extent {} in `{first_access}` (axis {first_axis}) but extent {} \
+             in `{other_access}` (axis {other_axis})",
+            extents[0], extents[other]
         ),
     )
 }
@@ -171,19 +176,7 @@ mod tests {
 
     #[test]
     fn messages_name_index_accesses_axes_and_extents() {
-        let occurrences = [
-            Occurrence {
-                access: "a[i, k]",
-                axis: 1,
-                extent: 4,
-            },
-            Occurrence {
-                access: "b[k, j]",
-                axis: 0,
-                extent: 5,
-            },
-        ];
-        let error = unify("k", &occurrences).unwrap_err();
+        let error = unify("k", &[("a[i, k]", 1), ("b[k, j]", 0)], &[4, 5]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "index `k` has extent 4 in `a[i, k]` (axis 1) but extent 5 in `b[k, j]` (axis 0)"

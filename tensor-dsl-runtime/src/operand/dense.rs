@@ -86,8 +86,13 @@ fn dense_start<E: ExtentsType, T>(
         strides: [0; MAX_STATIC_RANK],
         elements: 1,
     };
-    // Innermost axis first: each stride must be the product of the extents inside it.
-    for axis in (0..rank).rev() {
+    // Innermost axis first: each stride must be the product of the extents inside it. Over
+    // every slot, those past the rank skipped: constant indices, so the compiler unrolls the
+    // loop and keeps `dense` in registers.
+    for axis in (0..MAX_STATIC_RANK).rev() {
+        if axis >= rank {
+            continue;
+        }
         let row_major = isize::try_from(dense.elements).ok()?;
         if strides[axis] != row_major {
             return None;
@@ -664,6 +669,23 @@ mod tests {
         assert!(tensor
             .__tdsl_operand()
             .as_dense(StaticLayout::<Dynamic>::OF)
+            .is_none());
+        // At the limit's rank every axis counts: the last extent and the first stride too.
+        let four = Tensor::from_fn([2, 1, 3, 2], |ix| (ix[0] * 6 + ix[2] * 2 + ix[3]) as f64);
+        let dense = four
+            .__tdsl_operand()
+            .as_dense(claiming(&[2, 1, 3, 2]))
+            .expect("a rank-4 tensor is dense");
+        assert_eq!(dense.load([1, 0, 2, 1]), 11.0);
+        assert!(four
+            .__tdsl_operand()
+            .as_dense(claiming(&[2, 1, 3, 3]))
+            .is_none());
+        // Axes 0 and 1 swapped: every stride but the outermost is row-major.
+        let outer = four.view().permuted_axes(&[1, 0, 2, 3]);
+        assert!(outer
+            .__tdsl_operand()
+            .as_dense(claiming(&[1, 2, 3, 2]))
             .is_none());
         // Nor is a rank past the written-out loops' limit.
         let five = Tensor::<f64>::zeros([1, 1, 1, 1, 1]);

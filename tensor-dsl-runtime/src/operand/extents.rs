@@ -307,12 +307,16 @@ impl<E: ExtentsType> StaticLayout<E> {
     /// Whether `shape` is the one the statement checked (see the field).
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub(crate) fn claims(&self, shape: &[usize]) -> bool {
+        // Over every slot, each compared where the shape has it: a loop of constant length
+        // over constant indices, which the compiler unrolls with the extents in registers
+        // (a loop over the shape's length kept them in memory: ~40 instructions an operand).
         self.claimed.is_some_and(|(rank, extents)| {
             rank == shape.len()
-                && shape
-                    .iter()
-                    .zip(&extents)
-                    .fold(true, |same, (a, b)| same & (a == b))
+                && (0..MAX_STATIC_RANK).fold(true, |same, axis| {
+                    same & shape
+                        .get(axis)
+                        .is_none_or(|&extent| extent == extents[axis])
+                })
         })
     }
 }
