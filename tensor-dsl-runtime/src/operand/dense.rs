@@ -37,11 +37,12 @@ pub struct DenseTarget<'a, T, E> {
     _extents: PhantomData<fn() -> E>,
 }
 
-/// A dense access's rank and row-major strides (read only for a dynamic extents type), and
-/// how many elements it addresses (its extents' product).
+/// A dense access's rank, extents and row-major strides (read only for a dynamic extents
+/// type), and how many elements it addresses (its extents' product).
 #[derive(Clone, Copy)]
 struct DenseShape {
     rank: usize,
+    extents: [usize; MAX_STATIC_RANK],
     strides: [usize; MAX_STATIC_RANK],
     elements: usize,
 }
@@ -83,6 +84,7 @@ fn dense_start<E: ExtentsType, T>(
     }
     let mut dense = DenseShape {
         rank,
+        extents: [0; MAX_STATIC_RANK],
         strides: [0; MAX_STATIC_RANK],
         elements: 1,
     };
@@ -100,6 +102,7 @@ fn dense_start<E: ExtentsType, T>(
         if E::STATIC && (shape[axis] != E::EXTENTS[axis] || E::STRIDES[axis] != dense.elements) {
             return None;
         }
+        dense.extents[axis] = shape[axis];
         dense.strides[axis] = dense.elements;
         dense.elements = dense.elements.checked_mul(shape[axis])?;
     }
@@ -109,42 +112,53 @@ fn dense_start<E: ExtentsType, T>(
 }
 
 impl DenseShape {
-    /// `Σ index[k]·strides[k]`, if that element is one of the access's own: for a static `E`,
-    /// the index has `E`'s rank and every position lies inside its axis (each compared with
-    /// `E`'s constant, which the compiler proves from the loop bounds it runs in), so for a
-    /// shape `dense_start` accepted the offset is below the element count; for a dynamic one,
-    /// the index has the access's rank and the offset is below the element count (one
-    /// comparison per element, where the written-out loops' bounds are values: a position
-    /// past its extent could only move to another of the access's own elements, and generated
-    /// code never passes one).
+    /// `Σ index[k]·strides[k]`, if that element is one of the access's own: the index has the
+    /// access's rank and every position lies inside its axis, so for a shape `dense_start`
+    /// accepted (row-major strides, `elements` their extents' product) the offset is below
+    /// the element count. Each position is compared with its extent: `E`'s constant for a
+    /// static `E`, else the access's own, which the checks of the statement made equal to
+    /// the bound of the loop it runs in (`StaticLayout::claims`), so the compiler can drop
+    /// the comparison where it sees both.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn offset<E: ExtentsType, const R: usize>(&self, index: [usize; R]) -> Option<usize> {
+        let extents = if E::STATIC { E::EXTENTS } else { self.extents };
+        if index
+            .iter()
+            .zip(extents)
+            .any(|(&position, extent)| position >= extent)
+        {
+            return None;
+        }
+        self.sum::<E, R>(index)
+    }
+
+    /// `Σ index[k]·strides[k]`, wrapping, if the index has the access's rank (which is at most
+    /// [`MAX_STATIC_RANK`]): an offset to compare with the element count before it is used,
+    /// unless every position lies inside its axis (then it is below the count).
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    fn sum<E: ExtentsType, const R: usize>(&self, index: [usize; R]) -> Option<usize> {
         if R > MAX_STATIC_RANK || R != if E::STATIC { E::RANK } else { self.rank } {
             return None;
         }
         let mut offset = 0usize;
         for (axis, &position) in index.iter().enumerate() {
             let stride = if E::STATIC {
-                if position >= E::EXTENTS[axis] {
-                    return None;
-                }
                 E::STRIDES[axis]
             } else {
                 self.strides[axis]
             };
-            // Wrapping: whatever the sum, only an offset below the element count is used.
             offset = position.wrapping_mul(stride).wrapping_add(offset);
         }
-        (E::STATIC || offset < self.elements).then_some(offset)
+        Some(offset)
     }
 
     /// The offset of lane 0 of a chunk of `lanes` lanes (see [`DenseAccess::load_chunk`]) and
-    /// how far each lane moves it, if lane 0's index passes [`offset`](Self::offset) and the
-    /// last lane's offset, computed without overflow, is below the element count. Every lane's
-    /// offset lies between those two (a lane moves the marked positions by its number, each
-    /// stride being non-negative), so it is one of the access's own elements, though a lane's
-    /// position may run past its axis into the next row: generated code never asks for such
-    /// a chunk.
+    /// how far each lane moves it, if every lane's index lies inside the layout: lane `u`
+    /// moves the positions `along` marks by `u`, so the last lane's index is lane 0's with
+    /// those positions `lanes - 1` further, and each lane's offset is below the element
+    /// count as [`offset`](Self::offset)'s is. Compared axis by axis, as the written-out
+    /// loops bound their chunks (`l + lanes <= extent`), so the compiler can drop the
+    /// comparisons where it sees both.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn chunk<E: ExtentsType, const R: usize>(
         &self,
@@ -152,21 +166,29 @@ impl DenseShape {
         along: [bool; R],
         lanes: usize,
     ) -> Option<(usize, usize)> {
-        let first = self.offset::<E, R>(index)?;
-        // `offset` proved `R` is the access's rank (at most `MAX_STATIC_RANK`).
+        let reach = lanes.checked_sub(1)?;
+        let first = self.sum::<E, R>(index)?;
+        // `sum` proved `R` is the access's rank, at most `MAX_STATIC_RANK`.
+        let extents = if E::STATIC { E::EXTENTS } else { self.extents };
         let mut step = 0usize;
-        for (axis, &moves) in along.iter().enumerate() {
-            if moves {
+        for axis in 0..R {
+            let (position, extent) = (index[axis], extents[axis]);
+            let last = if along[axis] { reach } else { 0 };
+            if position >= extent || last >= extent - position {
+                return None;
+            }
+            if along[axis] {
                 let stride = if E::STATIC {
                     E::STRIDES[axis]
                 } else {
                     self.strides[axis]
                 };
+                // Row-major strides of axes that hold two lanes or more sum to less than the
+                // element count: checked all the same, as the lanes' offsets rest on it.
                 step = step.checked_add(stride)?;
             }
         }
-        let last = first.checked_add(lanes.checked_sub(1)?.checked_mul(step)?)?;
-        (last < self.elements).then_some((first, step))
+        Some((first, step))
     }
 }
 
@@ -267,6 +289,7 @@ impl<T: Element> TemporaryStorage<T> {
         }
         let mut dense = DenseShape {
             rank: R,
+            extents: [0; MAX_STATIC_RANK],
             strides: [0; MAX_STATIC_RANK],
             elements: 1,
         };
@@ -280,6 +303,7 @@ impl<T: Element> TemporaryStorage<T> {
             if is_static && A::Extents::STRIDES[axis] != dense.elements {
                 panic!("static extents whose strides are not row-major");
             }
+            dense.extents[axis] = extent;
             dense.strides[axis] = dense.elements;
             let Some(elements) = dense.elements.checked_mul(extent) else {
                 panic!("a temporary of shape {shape:?} has more elements than fit in usize")
@@ -375,8 +399,8 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
     }
 
     /// `W` elements from `index`, lane `u` at the index whose positions `along` marks are
-    /// moved `u` further. Lane 0's index must lie inside the layout and the last lane's
-    /// offset below the element count, else it panics (see `DenseShape::chunk`).
+    /// moved `u` further. Every lane's index must lie inside the layout, else it panics (see
+    /// `DenseShape::chunk`).
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn load_chunk<const R: usize, const W: usize>(
         &self,
@@ -386,9 +410,9 @@ impl<T: Copy, E: ExtentsType> DenseAccess<'_, T, E> {
         let Some((first, step)) = self.shape.chunk::<E, R>(index, along, W) else {
             panic!("tensor-dsl bug: a written-out loop read outside its operand")
         };
-        // SAFETY: `chunk` checked lane 0's offset `first` as `load` checks one, and the last
-        // lane's, `first + (W - 1)·step`, below `elements`; every lane's offset lies between
-        // the two, so each is one of the access's own values, valid for reads as in `load`.
+        // SAFETY: `chunk` checked every lane's index inside the layout, so each lane's offset,
+        // `first + u·step`, is one of the access's own values, as an offset `load` checks is:
+        // valid for reads as in `load`.
         if step == 0 {
             [unsafe { self.data.add(first).read() }; W]
         } else if step == 1 {
@@ -435,9 +459,8 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     }
 
     /// Combines lane `u` of `values` into the element of lane `u` of the chunk at `index`
-    /// (see [`DenseAccess::load_chunk`]) as `mode` says. A chunk whose lane 0 lies outside the
-    /// layout, or whose last lane's offset is past the element count, panics before anything
-    /// is written.
+    /// (see [`DenseAccess::load_chunk`]) as `mode` says. A chunk with a lane outside the
+    /// layout panics before anything is written.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn update_chunk<const R: usize, const W: usize>(
         &self,
@@ -752,10 +775,6 @@ mod tests {
         assert_eq!(diagonal, [0.0, 11.0, 22.0, 33.0]);
         let same: [f64; 4] = dense.load_chunk([3, 2], [false, false]);
         assert_eq!(same, [32.0; 4]);
-        // Lane 0 is checked by its positions, the last lane by its offset only: a chunk that
-        // runs past its row into the next one reads elements of the access's own.
-        let wrapping: [f64; 3] = dense.load_chunk([1, 3], [false, true]);
-        assert_eq!(wrapping, [13.0, 14.0, 20.0]);
         // A static layout, and a static target updated by every mode.
         let array = [[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
         let fixed = array
@@ -786,8 +805,9 @@ mod tests {
             .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
             .unwrap();
         // From [1, 1] the third lane is offset 6, past the tensor; from [1, 0] the fourth;
-        // [2, 0] is no index of it at all.
-        for index in [[1, 1], [1, 0], [2, 0]] {
+        // [2, 0] is no index of it at all; from [0, 1] the lanes run past the row into the
+        // next one, the tensor's own elements but not the axis's.
+        for index in [[1, 1], [1, 0], [2, 0], [0, 1]] {
             let load = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let _: [f64; 4] = dense.load_chunk(index, [false, true]);
             }));
