@@ -144,6 +144,10 @@ impl DenseShape {
         for (axis, &position) in index.iter().enumerate() {
             let stride = if E::STATIC {
                 E::STRIDES[axis]
+            } else if axis + 1 == R {
+                // Row-major: the innermost stride is 1 (`dense_start`, `zeros`), as a constant
+                // the compiler steps the innermost loop's reads by.
+                1
             } else {
                 self.strides[axis]
             };
@@ -180,6 +184,8 @@ impl DenseShape {
             if along[axis] {
                 let stride = if E::STATIC {
                     E::STRIDES[axis]
+                } else if axis + 1 == R {
+                    1
                 } else {
                     self.strides[axis]
                 };
