@@ -113,12 +113,13 @@ fn dense_start<E: ExtentsType, T>(
 
 impl DenseShape {
     /// `Σ index[k]·strides[k]`, if that element is one of the access's own: the index has the
-    /// access's rank and every position lies inside its axis, so for a shape `dense_start`
-    /// accepted (row-major strides, `elements` their extents' product) the offset is below
+    /// access's rank and every position lies inside its axis, so for a shape `dense_start` or
+    /// `zeros` made (row-major strides, `elements` their extents' product) the offset is below
     /// the element count. Each position is compared with its extent: `E`'s constant for a
     /// static `E`, else the access's own, which the checks of the statement made equal to
-    /// the bound of the loop it runs in (`StaticLayout::claims`), so the compiler can drop
-    /// the comparison where it sees both.
+    /// the bound of the loop it runs in (`StaticLayout::claims`; a temporary's are the
+    /// extents generated code made it with), so the compiler can drop the comparison where it
+    /// sees both.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn offset<E: ExtentsType, const R: usize>(&self, index: [usize; R]) -> Option<usize> {
         let extents = if E::STATIC { E::EXTENTS } else { self.extents };
@@ -305,7 +306,7 @@ impl<T: Element> TemporaryStorage<T> {
             } else {
                 shape[axis]
             };
-            // Static strides are used as they are (`DenseShape::offset`): they must be these.
+            // Static strides are used as they are (`DenseShape::sum`): they must be these.
             if is_static && A::Extents::STRIDES[axis] != dense.elements {
                 panic!("static extents whose strides are not row-major");
             }
