@@ -181,6 +181,13 @@ mod tests {
             error.to_string(),
             "index `k` has extent 4 in `a[i, k]` (axis 1) but extent 5 in `b[k, j]` (axis 0)"
         );
+        // The first place that differs from the first, named from the constant table.
+        let sites = &[("c[i]", 0), ("a[i, k]", 0), ("b[k, i]", 1)];
+        assert_eq!(unify("i", sites, &[3, 3, 3]).unwrap(), 3);
+        assert_eq!(
+            unify("i", sites, &[3, 3, 7]).unwrap_err().to_string(),
+            "index `i` has extent 3 in `c[i]` (axis 0) but extent 7 in `b[k, i]` (axis 1)"
+        );
         assert_eq!(
             check_rank("a[i]", "a", &[2, 3], 1).unwrap_err().to_string(),
             "`a[i]` uses 1 index but `a` has 2 axes (shape [2, 3])"
