@@ -122,10 +122,9 @@ impl DenseShape {
     /// sees both.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn offset<E: ExtentsType, const R: usize>(&self, index: [usize; R]) -> Option<usize> {
-        let extents = if E::STATIC { E::EXTENTS } else { self.extents };
         if index
             .iter()
-            .zip(extents)
+            .zip(self.extents::<E>())
             .any(|(&position, extent)| position >= extent)
         {
             return None;
@@ -143,18 +142,36 @@ impl DenseShape {
         }
         let mut offset = 0usize;
         for (axis, &position) in index.iter().enumerate() {
-            let stride = if E::STATIC {
-                E::STRIDES[axis]
-            } else if axis + 1 == R {
-                // Row-major: the innermost stride is 1 (`dense_start`, `zeros`), as a constant
-                // the compiler steps the innermost loop's reads by.
-                1
-            } else {
-                self.strides[axis]
-            };
-            offset = position.wrapping_mul(stride).wrapping_add(offset);
+            offset = position
+                .wrapping_mul(self.stride::<E, R>(axis))
+                .wrapping_add(offset);
         }
         Some(offset)
+    }
+
+    /// The extents positions are compared with: `E`'s constants for a static `E`, else the
+    /// access's own.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    fn extents<E: ExtentsType>(&self) -> [usize; MAX_STATIC_RANK] {
+        if E::STATIC {
+            E::EXTENTS
+        } else {
+            self.extents
+        }
+    }
+
+    /// The stride of `axis` (below `R`, the access's rank): `E`'s constant for a static `E`,
+    /// else the access's own, the innermost being 1 (row-major, as `dense_start` and `zeros`
+    /// make every shape): a constant the compiler steps the innermost loop's reads by.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    fn stride<E: ExtentsType, const R: usize>(&self, axis: usize) -> usize {
+        if E::STATIC {
+            E::STRIDES[axis]
+        } else if axis + 1 == R {
+            1
+        } else {
+            self.strides[axis]
+        }
     }
 
     /// The offset of lane 0 of a chunk of `lanes` lanes (see [`DenseAccess::load_chunk`]) and
@@ -174,7 +191,7 @@ impl DenseShape {
         let reach = lanes.checked_sub(1)?;
         let first = self.sum::<E, R>(index)?;
         // `sum` proved `R` is the access's rank, at most `MAX_STATIC_RANK`.
-        let extents = if E::STATIC { E::EXTENTS } else { self.extents };
+        let extents = self.extents::<E>();
         let mut step = 0usize;
         for axis in 0..R {
             let (position, extent) = (index[axis], extents[axis]);
@@ -183,16 +200,9 @@ impl DenseShape {
                 return None;
             }
             if along[axis] {
-                let stride = if E::STATIC {
-                    E::STRIDES[axis]
-                } else if axis + 1 == R {
-                    1
-                } else {
-                    self.strides[axis]
-                };
                 // Row-major strides of axes that hold two lanes or more sum to less than the
                 // element count: checked all the same, as the lanes' offsets rest on it.
-                step = step.checked_add(stride)?;
+                step = step.checked_add(self.stride::<E, R>(axis))?;
             }
         }
         Some((first, step))
