@@ -11,8 +11,8 @@ use crate::operand::access::{stored_offset, Memory, Mode};
 use super::loop_nest::{combine, copy, evaluate, AnyNest};
 use super::parallel::{for_each_chunk, for_each_part};
 use super::scratch::Scratch;
-use super::sort_loops;
 use super::step::{with_detached, Bound, BoundTarget, Step, Unproven};
+use super::{sort_loops, LoopList};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -877,9 +877,9 @@ pub(crate) struct GemmPlan<const L: usize> {
     pub(crate) n: Dimension,
     pub(crate) k: Dimension,
     /// Batch and unmerged left/right variables, looped around the calls.
-    pub(crate) outer: Vec<usize>,
+    pub(crate) outer: LoopList<L>,
     /// Unmerged contracted variables, summed by consecutive calls.
-    pub(crate) summed: Vec<usize>,
+    pub(crate) summed: LoopList<L>,
     /// Each loop's stride in A, B and C.
     pub(crate) strides: [[isize; L]; 3],
     /// Multiply-adds per batch (all left, right and contracted loops).
@@ -948,7 +948,7 @@ impl<const L: usize> GemmPlan<L> {
         batches: usize,
         prefer: Merge,
     ) -> Self {
-        let vars = |role: Role| -> Vec<usize> {
+        let vars = |role: Role| -> LoopList<L> {
             (0..L)
                 .filter(|&var| roles[var] == role && extents[var] > 1)
                 .collect()
@@ -959,8 +959,8 @@ impl<const L: usize> GemmPlan<L> {
         let (n, n_rest) = merge(&vars(Role::Right), extents, &refs, &[1, 2], prefer);
         let (k, k_rest) = merge(&vars(Role::Contracted), extents, &refs, &[0, 1], prefer);
         let mut outer = vars(Role::Batch);
-        outer.extend(m_rest);
-        outer.extend(n_rest);
+        outer.extend(m_rest.iter().copied());
+        outer.extend(n_rest.iter().copied());
         GemmPlan {
             m,
             n,
@@ -1062,7 +1062,7 @@ pub(crate) fn gemm_cost<const L: usize>(
     strides: &[[isize; L]; 3],
 ) -> (usize, usize) {
     let [a, b, c] = uses;
-    let role_vars = |mask: u64| -> Vec<usize> {
+    let role_vars = |mask: u64| -> LoopList<L> {
         (0..L)
             .filter(|&var| mask >> var & 1 == 1 && extents[var] > 1)
             .collect()
@@ -1134,12 +1134,24 @@ fn merge<const L: usize>(
     strides: &[&[isize; L]; 3],
     used: &[usize],
     prefer: Merge,
-) -> (Dimension, Vec<usize>) {
+) -> (Dimension, LoopList<L>) {
     let rank = |dimension: &Dimension| {
         let unit = used.iter().any(|&o| dimension.strides[o] == 1);
         (prefer == Merge::UnitStride && unit, dimension.extent)
     };
-    let mut best = (Dimension::UNIT, vars.to_vec());
+    // A single loop is its own chain (a plain matrix product's every dimension): no search.
+    if let [var] = *vars {
+        let mut dimension = Dimension {
+            extent: extents[var],
+            strides: [0; 3],
+        };
+        for &o in used {
+            dimension.strides[o] = strides[o][var];
+        }
+        return (dimension, LoopList::new());
+    }
+    // The best chain so far, its loops as a bit mask (a step has at most 64 loops).
+    let (mut best, mut best_chain) = (Dimension::UNIT, 0u64);
     for &first in vars {
         let mut merged = Dimension {
             extent: extents[first],
@@ -1148,9 +1160,9 @@ fn merge<const L: usize>(
         for &o in used {
             merged.strides[o] = strides[o][first];
         }
-        let mut chain = vec![first];
+        let mut chain = 1u64 << first;
         while let Some(&next) = vars.iter().find(|&&var| {
-            !chain.contains(&var)
+            chain >> var & 1 == 0
                 && used.iter().all(|&o| {
                     merged.strides[o]
                         .checked_mul(merged.extent as isize)
@@ -1158,14 +1170,17 @@ fn merge<const L: usize>(
                 })
         }) {
             merged.extent *= extents[next];
-            chain.push(next);
+            chain |= 1 << next;
         }
-        if rank(&merged) > rank(&best.0) {
-            let rest = vars.iter().copied().filter(|var| !chain.contains(var));
-            best = (merged, rest.collect());
+        if rank(&merged) > rank(&best) {
+            (best, best_chain) = (merged, chain);
         }
     }
-    best
+    let rest = vars
+        .iter()
+        .copied()
+        .filter(|&var| best_chain >> var & 1 == 0);
+    (best, rest.collect())
 }
 
 #[cfg(test)]
@@ -1309,16 +1324,16 @@ mod tests {
         let (dimension, rest) = merged(&b, Merge::Longest);
         assert_eq!(dimension.extent, 4);
         assert_eq!(dimension.strides, [3, 30, 0]);
-        assert_eq!(rest, [1]);
+        assert_eq!(*rest, [1]);
         let (dimension, rest) = merged(&a, Merge::Longest);
-        assert_eq!((dimension.extent, rest), (12, vec![]));
+        assert_eq!((dimension.extent, rest.len()), (12, 0));
         // For a BLAS that needs unit strides, l (shorter, but stepping by one) comes first;
         // a chain with a unit stride still grows as long as it is regular.
         let (dimension, rest) = merged(&b, Merge::UnitStride);
         assert_eq!((dimension.extent, dimension.strides), (3, [1, 1, 0]));
-        assert_eq!(rest, [0]);
+        assert_eq!(*rest, [0]);
         let (dimension, rest) = merged(&a, Merge::UnitStride);
-        assert_eq!((dimension.extent, rest), (12, vec![]));
+        assert_eq!((dimension.extent, rest.len()), (12, 0));
     }
 
     fn loops(vars: &[usize]) -> Vec<Axis> {

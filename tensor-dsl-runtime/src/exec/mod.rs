@@ -56,11 +56,74 @@ pub(crate) fn sort_loops<K: Ord>(loops: &mut [usize], key: &dyn Fn(usize) -> K) 
     }
 }
 
+/// Some of a step's `L` loops, by number, in an order, held inline: the plans that run on
+/// every call of a statement (`gemm::GemmPlan`) keep their loop lists here, so planning a small
+/// product allocates nothing. No loop appears twice, so `L` places always suffice.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopList<const L: usize> {
+    loops: [usize; L],
+    len: usize,
+}
+
+impl<const L: usize> LoopList<L> {
+    /// No loops.
+    pub(crate) const fn new() -> Self {
+        LoopList {
+            loops: [0; L],
+            len: 0,
+        }
+    }
+
+    /// Appends `var`.
+    ///
+    /// # Panics
+    /// If the list already holds `L` loops (a loop listed twice: a bug in the caller).
+    pub(crate) fn push(&mut self, var: usize) {
+        assert!(
+            self.len < L,
+            "a loop list holds each of the step's {L} loops at most once"
+        );
+        self.loops[self.len] = var;
+        self.len += 1;
+    }
+}
+
+impl<const L: usize> std::ops::Deref for LoopList<L> {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        &self.loops[..self.len]
+    }
+}
+
+impl<const L: usize> FromIterator<usize> for LoopList<L> {
+    fn from_iter<I: IntoIterator<Item = usize>>(vars: I) -> Self {
+        let mut list = LoopList::new();
+        list.extend(vars);
+        list
+    }
+}
+
+impl<const L: usize> Extend<usize> for LoopList<L> {
+    fn extend<I: IntoIterator<Item = usize>>(&mut self, vars: I) {
+        vars.into_iter().for_each(|var| self.push(var));
+    }
+}
+
+impl<'a, const L: usize> IntoIterator for &'a LoopList<L> {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::cmp::Reverse;
 
-    use super::sort_loops;
+    use super::{sort_loops, LoopList};
 
     #[test]
     fn sort_loops_orders_by_key_and_keeps_ties_in_place() {
@@ -81,5 +144,20 @@ mod tests {
         let mut one = [7];
         sort_loops(&mut one, &|_| 0);
         assert_eq!(one, [7]);
+    }
+
+    #[test]
+    fn loop_lists_hold_up_to_every_loop_in_order() {
+        let mut list: LoopList<4> = [3, 1].into_iter().collect();
+        list.extend([0, 2]);
+        assert_eq!(&*list, [3, 1, 0, 2]);
+        assert!(list.contains(&0) && !LoopList::<4>::new().contains(&0));
+        assert_eq!(list.iter().rev().copied().collect::<Vec<_>>(), [2, 0, 1, 3]);
+    }
+
+    #[test]
+    #[should_panic(expected = "at most once")]
+    fn a_loop_list_refuses_more_loops_than_the_step_has() {
+        let _: LoopList<2> = [0, 1, 0].into_iter().collect();
     }
 }
