@@ -668,7 +668,7 @@ fn small_statements(c: &mut Criterion) {
 /// Element-wise sums and matrix products of `n × n` `Tensor<f32>`s against hand loops and
 /// ndarray's `Zip` and `general_mat_mul` on the same shapes, each statement a group of its own.
 fn small_matrices(c: &mut Criterion) {
-    for n in [4, 8, 64] {
+    for n in [4, 8, 16, 32, 64] {
         let (a, b) = (data(&[n, n], 0), data(&[n, n], 1));
         let (aa, ba) = (array2(&a), array2(&b));
         let mut r = Tensor::<f32>::zeros([n, n]);
