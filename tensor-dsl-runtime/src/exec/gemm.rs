@@ -500,6 +500,7 @@ fn run_gemms<T: Element, const L: usize>(
         parts: [a.part, b.part],
         plan,
         extents: &extents,
+        small: small_calls(plan),
     };
     // Threads never split the inner dimension, so every element is computed by the same calls
     // in the same order on any number of threads: the same bits. Loops around the call (batch
@@ -510,13 +511,16 @@ fn run_gemms<T: Element, const L: usize>(
     let outer: usize = plan.outer.iter().map(|&var| extents[var]).product();
     let threads = rayon::current_num_threads();
     let parallel = threads > 1 && plan.work * plan.batches >= PARALLEL_GEMM_WORK;
+    // Small calls run whole, each on one thread: a call cut into blocks would change their
+    // shape, and with it the kernel and the bits ([`small_calls`]).
+    let shared = parallel && !calls.small;
     let whole = Block {
         rows: 0..plan.m.extent,
         columns: 0..plan.n.extent,
     };
     if parallel && outer >= threads {
         for_each_part(outer, &|index| calls.run(index, whole.clone(), false));
-    } else if let Some(side) = (parallel && calls.parts == [false, false])
+    } else if let Some(side) = (shared && calls.parts == [false, false])
         .then(|| split_exactly(plan, threads))
         .flatten()
     {
@@ -527,8 +531,21 @@ fn run_gemms<T: Element, const L: usize>(
             (0..outer).for_each(|index| calls.run(index, block.clone(), false));
         });
     } else {
-        (0..outer).for_each(|index| calls.run(index, whole.clone(), parallel));
+        (0..outer).for_each(|index| calls.run(index, whole.clone(), shared));
     }
+}
+
+/// The side under which a call counts as thin, and the `gemm` crate runs it below its
+/// speed (see `host_time`'s thin calls).
+const THIN_SIDE: usize = 32;
+
+/// Whether a plan's calls go to [`Element::small_gemm`]: m or n under [`THIN_SIDE`] and less
+/// work per call than threads would share. Read off the whole call's shape, never a thread's
+/// block of it, so the kernel, and so every element's bits, are the same on any number of
+/// threads.
+fn small_calls<const L: usize>(plan: &GemmPlan<L>) -> bool {
+    let (m, n, k) = (plan.m.extent, plan.n.extent, plan.k.extent);
+    m.min(n) < THIN_SIDE && m.saturating_mul(n).saturating_mul(k) < PARALLEL_GEMM_WORK
 }
 
 /// A block of every call's C: a range of its rows and of its columns.
@@ -640,6 +657,8 @@ struct Calls<'p, T, const L: usize> {
     parts: [bool; 2],
     plan: &'p GemmPlan<L>,
     extents: &'p [usize; L],
+    /// The calls go to [`Element::small_gemm`] ([`small_calls`]).
+    small: bool,
 }
 
 // SAFETY: threads run calls for different outer indices or different blocks, which write
@@ -840,7 +859,9 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 plan.n.strides[1],
             );
             let c = (c.offset(base), row_stride, column_stride);
-            if self.parts == [false, false] {
+            if self.parts == [false, false] && self.small {
+                T::small_gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj);
+            } else if self.parts == [false, false] {
                 T::gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj, parallel);
             } else {
                 gemm_with_parts(
@@ -1347,6 +1368,68 @@ mod tests {
     /// `contract`, `contract_network` and `copy` run their step padded (`in_few_loops!`): the
     /// same bits as the engine at the step's own loop count, on the loop nest's paths (thin,
     /// odd, empty) and GEMM's, for a network's pairs, and for a transposing copy.
+    #[test]
+    fn small_calls_match_a_naive_sum_in_every_mode_on_any_number_of_threads() {
+        // Thin and small products (a side under 32: `small_calls`), and one past the line.
+        for (ni, nj, nk) in [
+            (16, 16, 16),
+            (10, 10, 1000),
+            (1000, 10, 10),
+            (9, 40, 13),
+            (32, 32, 8),
+        ] {
+            let a = filled(&[ni, nk], 1);
+            let b = filled(&[nk, nj], 2);
+            let start = filled(&[ni, nj], 3);
+            for mode in [Mode::Assign, Mode::Add, Mode::Scale(0.5)] {
+                let product_here = || {
+                    // `=` must not read the target: NaN there would spread.
+                    let mut c = match mode {
+                        Mode::Assign => Tensor::from_fn([ni, nj], |_| f64::NAN),
+                        _ => start.clone(),
+                    };
+                    let target = c.__tdsl_target();
+                    let (c_axes, a_axes, b_axes) = (loops(&[0, 1]), loops(&[0, 2]), loops(&[2, 1]));
+                    let step = Step::new(
+                        target.at(&c_axes),
+                        mode,
+                        2.0,
+                        [ni, nj, nk],
+                        2,
+                        [
+                            a.__tdsl_operand().at(&a_axes),
+                            b.__tdsl_operand().at(&b_axes),
+                        ],
+                    );
+                    contract(step, [false; 2]);
+                    c
+                };
+                let product = |threads: usize| {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+                    pool.expect("a thread pool").install(product_here)
+                };
+                let c = product(1);
+                for i in 0..ni {
+                    for j in 0..nj {
+                        let sum: f64 = (0..nk).map(|k| a[[i, k]] * b[[k, j]]).sum();
+                        let before = start[[i, j]];
+                        let want = match mode {
+                            Mode::Assign => 2.0 * sum,
+                            Mode::Add => before + 2.0 * sum,
+                            Mode::Scale(beta) => beta * before + 2.0 * sum,
+                        };
+                        let got = c[[i, j]];
+                        assert!(
+                            (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                            "{ni}×{nj}×{nk} {mode:?} at ({i}, {j}): {got} against {want}"
+                        );
+                    }
+                }
+                assert_eq!(bits(&c), bits(&product(2)), "{ni}×{nj}×{nk} {mode:?}");
+            }
+        }
+    }
+
     #[test]
     fn padded_steps_write_the_same_bits() {
         for (ni, nj, nk) in [(7, 13, 5), (1, 7, 13), (13, 1, 0), (0, 3, 4), (40, 36, 30)] {
