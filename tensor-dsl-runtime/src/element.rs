@@ -177,13 +177,14 @@ pub trait Element:
         conj: [bool; 2],
         parallel: bool,
     );
-    /// [`Element::gemm`] on one thread, for a call with a side under 32 or little work: with
+    /// [`Element::gemm`] on one thread, for a call with a side under 32 and little work: with
     /// feature `matrix`, `f32` and `f64` take `faer`'s kernels for small and thin matrices
     /// where β is 0 or 1 (2.6× the `gemm` crate's speed on a 10 × 1000 × 10 call, 1.4× on a
     /// 16³ one, measured one thread on an AVX-512 host); other types and β, the `gemm` crate.
     ///
     /// # Safety
-    /// As [`Element::gemm`]'s.
+    /// As [`Element::gemm`]'s, and every pointer non-null and aligned even where it addresses
+    /// nothing (`faer`'s views require it of empty matrices too).
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn small_gemm(
@@ -395,6 +396,9 @@ macro_rules! impl_float {
             ) {
                 use faer::linalg::matmul::matmul;
                 use faer::{Accum, MatMut, MatRef, Par};
+                if m == 0 || n == 0 {
+                    return;
+                }
                 let accum = if beta == 0.0 {
                     Accum::Replace
                 } else if beta == 1.0 {
@@ -403,9 +407,10 @@ macro_rules! impl_float {
                     // SAFETY: forwarded from this function's contract.
                     return unsafe { gemm_crate(m, k, n, alpha, (a, rsa, csa), (b, rsb, csb), beta, (c, rsc, csc), conj, false) };
                 };
-                // SAFETY: this function's contract: every element the strides address is valid
-                // (A and B for reads, C for reads and writes), C's elements are distinct and
-                // overlap neither A nor B, so the views alias nothing they write. `faer` does
+                // SAFETY: this function's contract: the pointers are non-null and aligned,
+                // every element the strides address is valid (A and B for reads, C for reads
+                // and writes), C's elements are distinct and overlap neither A nor B, so the
+                // views alias nothing they write. `faer` does
                 // not read C under `Accum::Replace` (β = 0), and a real type has no conjugate.
                 unsafe {
                     let dst = MatMut::<$t>::from_raw_parts_mut(c, m, n, rsc, csc);

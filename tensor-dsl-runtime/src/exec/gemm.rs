@@ -512,15 +512,16 @@ fn run_gemms<T: Element, const L: usize>(
     let threads = rayon::current_num_threads();
     let parallel = threads > 1 && plan.work * plan.batches >= PARALLEL_GEMM_WORK;
     // Small calls run whole, each on one thread: a call cut into blocks would change their
-    // shape, and with it the kernel and the bits ([`small_calls`]).
-    let shared = parallel && !calls.small;
+    // shape, and with it the kernel and the bits ([`small_calls`]). Threads share whole
+    // calls instead, however few, and the groups of a long inner dimension (`Calls::run`).
+    let cut = parallel && !calls.small;
     let whole = Block {
         rows: 0..plan.m.extent,
         columns: 0..plan.n.extent,
     };
-    if parallel && outer >= threads {
+    if parallel && (outer >= threads || (calls.small && outer > 1)) {
         for_each_part(outer, &|index| calls.run(index, whole.clone(), false));
-    } else if let Some(side) = (shared && calls.parts == [false, false])
+    } else if let Some(side) = (cut && calls.parts == [false, false])
         .then(|| split_exactly(plan, threads))
         .flatten()
     {
@@ -531,7 +532,7 @@ fn run_gemms<T: Element, const L: usize>(
             (0..outer).for_each(|index| calls.run(index, block.clone(), false));
         });
     } else {
-        (0..outer).for_each(|index| calls.run(index, whole.clone(), shared));
+        (0..outer).for_each(|index| calls.run(index, whole.clone(), parallel));
     }
 }
 
@@ -1365,9 +1366,6 @@ mod tests {
         tensor.as_slice().iter().map(|x| x.to_bits()).collect()
     }
 
-    /// `contract`, `contract_network` and `copy` run their step padded (`in_few_loops!`): the
-    /// same bits as the engine at the step's own loop count, on the loop nest's paths (thin,
-    /// odd, empty) and GEMM's, for a network's pairs, and for a transposing copy.
     #[test]
     fn small_calls_match_a_naive_sum_in_every_mode_on_any_number_of_threads() {
         // Thin and small products (a side under 32: `small_calls`), and one past the line.
@@ -1430,6 +1428,71 @@ mod tests {
         }
     }
 
+    #[test]
+    fn small_calls_shared_by_threads_keep_their_bits() {
+        // 512 batches of 16³ (2^21 multiply-adds: threads share whole calls), and 16 × 16
+        // summed over 8 × 4096 (the long inner dimension's groups go to threads of their own).
+        let cases: [([usize; 4], [&[usize]; 3]); 2] = [
+            ([512, 16, 16, 16], [&[0, 1, 2], &[0, 1, 3], &[0, 3, 2]]),
+            ([16, 16, 8, 4096], [&[0, 1], &[0, 2, 3], &[3, 2, 1]]),
+        ];
+        for (extents, [c_loops, a_loops, b_loops]) in cases {
+            let shape = |loops: &[usize]| loops.iter().map(|&var| extents[var]).collect::<Vec<_>>();
+            let (a, b) = (filled(&shape(a_loops), 1), filled(&shape(b_loops), 2));
+            let run = || {
+                let mut c = Tensor::<f64>::zeros(shape(c_loops));
+                let target = c.__tdsl_target();
+                let (c_axes, a_axes, b_axes) = (loops(c_loops), loops(a_loops), loops(b_loops));
+                let step = Step::new(
+                    target.at(&c_axes),
+                    Mode::Assign,
+                    1.0,
+                    extents,
+                    c_loops.len(),
+                    [
+                        a.__tdsl_operand().at(&a_axes),
+                        b.__tdsl_operand().at(&b_axes),
+                    ],
+                );
+                contract(step, [false; 2]);
+                c
+            };
+            let in_pool = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+                pool.expect("a thread pool").install(run)
+            };
+            let one = in_pool(1);
+            assert_eq!(bits(&one), bits(&in_pool(2)), "{extents:?}");
+            // A naive sum over every point, row-major offsets.
+            let offset = |loops: &[usize], point: &[usize; 4]| {
+                loops
+                    .iter()
+                    .fold(0, |at, &var| at * extents[var] + point[var])
+            };
+            let mut want = vec![0.0f64; one.as_slice().len()];
+            for p0 in 0..extents[0] {
+                for p1 in 0..extents[1] {
+                    for p2 in 0..extents[2] {
+                        for p3 in 0..extents[3] {
+                            let point = [p0, p1, p2, p3];
+                            want[offset(c_loops, &point)] += a.as_slice()[offset(a_loops, &point)]
+                                * b.as_slice()[offset(b_loops, &point)];
+                        }
+                    }
+                }
+            }
+            for (got, want) in one.as_slice().iter().zip(&want) {
+                assert!(
+                    (got - want).abs() <= 1e-10 * (1.0 + want.abs()),
+                    "{extents:?}: {got} against {want}"
+                );
+            }
+        }
+    }
+
+    /// `contract`, `contract_network` and `copy` run their step padded (`in_few_loops!`): the
+    /// same bits as the engine at the step's own loop count, on the loop nest's paths (thin,
+    /// odd, empty) and GEMM's, for a network's pairs, and for a transposing copy.
     #[test]
     fn padded_steps_write_the_same_bits() {
         for (ni, nj, nk) in [(7, 13, 5), (1, 7, 13), (13, 1, 0), (0, 3, 4), (40, 36, 30)] {
