@@ -410,8 +410,8 @@ macro_rules! impl_float {
                 // SAFETY: this function's contract: the pointers are non-null and aligned,
                 // every element the strides address is valid (A and B for reads, C for reads
                 // and writes), C's elements are distinct and overlap neither A nor B, so the
-                // views alias nothing they write. `faer` does
-                // not read C under `Accum::Replace` (β = 0), and a real type has no conjugate.
+                // views alias nothing they write. `faer` does not read C under `Accum::Replace`
+                // (β = 0), and a real type has no conjugate.
                 unsafe {
                     let dst = MatMut::<$t>::from_raw_parts_mut(c, m, n, rsc, csc);
                     let lhs = MatRef::<$t>::from_raw_parts(a, m, k, rsa, csa);

@@ -847,7 +847,9 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
         // SAFETY: the step proved every offset reachable over the loop nest inside each
         // buffer, and each call addresses loop values within the extents (merged dimensions
         // are products of whole loops; tiles and pieces are ranges inside them); C's elements
-        // are distinct and overlap neither A nor B (the caller's contract).
+        // are distinct and overlap neither A nor B (the caller's contract). The pointers are
+        // offsets into those buffers (tensors, arrays, the crate's temporaries), so non-null
+        // and aligned as `small_gemm` also asks.
         unsafe {
             let a = (
                 stored_offset(self.a, self.parts[0], at[0]),
