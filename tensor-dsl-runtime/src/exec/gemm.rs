@@ -862,14 +862,14 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
                 plan.n.strides[1],
             );
             let c = (c.offset(base), row_stride, column_stride);
-            if self.parts == [false, false] && self.small {
-                T::small_gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj);
-            } else if self.parts == [false, false] {
-                T::gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj, parallel);
-            } else {
+            if self.parts != [false, false] {
                 gemm_with_parts(
                     m, depth, n, self.alpha, a, b, beta, c, self.parts, self.conj, parallel,
                 );
+            } else if self.small {
+                T::small_gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj);
+            } else {
+                T::gemm(m, depth, n, self.alpha, a, b, beta, c, self.conj, parallel);
             }
         }
     }
@@ -1163,17 +1163,6 @@ fn merge<const L: usize>(
         let unit = used.iter().any(|&o| dimension.strides[o] == 1);
         (prefer == Merge::UnitStride && unit, dimension.extent)
     };
-    // A single loop is its own chain (a plain matrix product's every dimension): no search.
-    if let [var] = *vars {
-        let mut dimension = Dimension {
-            extent: extents[var],
-            strides: [0; 3],
-        };
-        for &o in used {
-            dimension.strides[o] = strides[o][var];
-        }
-        return (dimension, LoopList::new());
-    }
     // The best chain so far, its loops as a bit mask (a step has at most 64 loops).
     let (mut best, mut best_chain) = (Dimension::UNIT, 0u64);
     for &first in vars {
@@ -1368,6 +1357,38 @@ mod tests {
         tensor.as_slice().iter().map(|x| x.to_bits()).collect()
     }
 
+    /// `c (mode) α Σ a·b` through `contract`, each tensor's axes the loops listed for it (C's
+    /// the first ones).
+    fn contract_into<const L: usize>(
+        c: &mut Tensor<f64>,
+        mode: Mode<f64>,
+        alpha: f64,
+        extents: [usize; L],
+        [c_loops, a_loops, b_loops]: [&[usize]; 3],
+        [a, b]: [&Tensor<f64>; 2],
+    ) {
+        let target = c.__tdsl_target();
+        let (c_axes, a_axes, b_axes) = (loops(c_loops), loops(a_loops), loops(b_loops));
+        let step = Step::new(
+            target.at(&c_axes),
+            mode,
+            alpha,
+            extents,
+            c_loops.len(),
+            [
+                a.__tdsl_operand().at(&a_axes),
+                b.__tdsl_operand().at(&b_axes),
+            ],
+        );
+        contract(step, [false; 2]);
+    }
+
+    /// `run` on a pool of `threads` threads of its own.
+    fn in_pool<R: Send>(threads: usize, run: impl FnOnce() -> R + Send) -> R {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+        pool.expect("a thread pool").install(run)
+    }
+
     #[test]
     fn small_calls_match_a_naive_sum_in_every_mode_on_any_number_of_threads() {
         // Thin and small products (a side under 32: `small_calls`), and one past the line.
@@ -1382,31 +1403,17 @@ mod tests {
             let b = filled(&[nk, nj], 2);
             let start = filled(&[ni, nj], 3);
             for mode in [Mode::Assign, Mode::Add, Mode::Scale(0.5)] {
-                let product_here = || {
-                    // `=` must not read the target: NaN there would spread.
-                    let mut c = match mode {
-                        Mode::Assign => Tensor::from_fn([ni, nj], |_| f64::NAN),
-                        _ => start.clone(),
-                    };
-                    let target = c.__tdsl_target();
-                    let (c_axes, a_axes, b_axes) = (loops(&[0, 1]), loops(&[0, 2]), loops(&[2, 1]));
-                    let step = Step::new(
-                        target.at(&c_axes),
-                        mode,
-                        2.0,
-                        [ni, nj, nk],
-                        2,
-                        [
-                            a.__tdsl_operand().at(&a_axes),
-                            b.__tdsl_operand().at(&b_axes),
-                        ],
-                    );
-                    contract(step, [false; 2]);
-                    c
-                };
                 let product = |threads: usize| {
-                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-                    pool.expect("a thread pool").install(product_here)
+                    in_pool(threads, || {
+                        // `=` must not read the target: NaN there would spread.
+                        let mut c = match mode {
+                            Mode::Assign => Tensor::from_fn([ni, nj], |_| f64::NAN),
+                            _ => start.clone(),
+                        };
+                        let axes: [&[usize]; 3] = [&[0, 1], &[0, 2], &[2, 1]];
+                        contract_into(&mut c, mode, 2.0, [ni, nj, nk], axes, [&a, &b]);
+                        c
+                    })
                 };
                 let c = product(1);
                 for i in 0..ni {
@@ -1441,30 +1448,14 @@ mod tests {
         for (extents, [c_loops, a_loops, b_loops]) in cases {
             let shape = |loops: &[usize]| loops.iter().map(|&var| extents[var]).collect::<Vec<_>>();
             let (a, b) = (filled(&shape(a_loops), 1), filled(&shape(b_loops), 2));
+            let axes = [c_loops, a_loops, b_loops];
             let run = || {
                 let mut c = Tensor::<f64>::zeros(shape(c_loops));
-                let target = c.__tdsl_target();
-                let (c_axes, a_axes, b_axes) = (loops(c_loops), loops(a_loops), loops(b_loops));
-                let step = Step::new(
-                    target.at(&c_axes),
-                    Mode::Assign,
-                    1.0,
-                    extents,
-                    c_loops.len(),
-                    [
-                        a.__tdsl_operand().at(&a_axes),
-                        b.__tdsl_operand().at(&b_axes),
-                    ],
-                );
-                contract(step, [false; 2]);
+                contract_into(&mut c, Mode::Assign, 1.0, extents, axes, [&a, &b]);
                 c
             };
-            let in_pool = |threads: usize| {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-                pool.expect("a thread pool").install(run)
-            };
-            let one = in_pool(1);
-            assert_eq!(bits(&one), bits(&in_pool(2)), "{extents:?}");
+            let one = in_pool(1, run);
+            assert_eq!(bits(&one), bits(&in_pool(2, run)), "{extents:?}");
             // A naive sum over every point, row-major offsets.
             let offset = |loops: &[usize], point: &[usize; 4]| {
                 loops
