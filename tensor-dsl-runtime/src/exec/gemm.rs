@@ -536,17 +536,17 @@ fn run_gemms<T: Element, const L: usize>(
     }
 }
 
-/// The side under which a call counts as thin, and the `gemm` crate runs it below its
-/// speed (see `host_time`'s thin calls).
+/// The side up to which a call counts as thin, and the `gemm` crate runs it below its speed
+/// (see `host_time`'s thin calls): a row of 32 `f32`s is two AVX-512 vectors.
 const THIN_SIDE: usize = 32;
 
-/// Whether a plan's calls go to [`Element::small_gemm`]: m or n under [`THIN_SIDE`] and less
-/// work per call than threads would share. Read off the whole call's shape, never a thread's
+/// Whether a plan's calls go to [`Element::small_gemm`]: m or n at most [`THIN_SIDE`] and
+/// less work per call than threads would share. Read off the whole call's shape, never a thread's
 /// block of it, so the kernel, and so every element's bits, are the same on any number of
 /// threads.
 fn small_calls<const L: usize>(plan: &GemmPlan<L>) -> bool {
     let (m, n, k) = (plan.m.extent, plan.n.extent, plan.k.extent);
-    m.min(n) < THIN_SIDE && m.saturating_mul(n).saturating_mul(k) < PARALLEL_GEMM_WORK
+    m.min(n) <= THIN_SIDE && m.saturating_mul(n).saturating_mul(k) < PARALLEL_GEMM_WORK
 }
 
 /// A block of every call's C: a range of its rows and of its columns.
@@ -1391,13 +1391,16 @@ mod tests {
 
     #[test]
     fn small_calls_match_a_naive_sum_in_every_mode_on_any_number_of_threads() {
-        // Thin and small products (a side under 32: `small_calls`), and one past the line.
+        // Thin and small products (a side of at most 32: `small_calls`), and one past the
+        // line.
         for (ni, nj, nk) in [
             (16, 16, 16),
             (10, 10, 1000),
             (1000, 10, 10),
             (9, 40, 13),
             (32, 32, 8),
+            (40, 20, 17),
+            (33, 33, 8),
         ] {
             let a = filled(&[ni, nk], 1);
             let b = filled(&[nk, nj], 2);

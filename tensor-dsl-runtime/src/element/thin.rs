@@ -1,0 +1,487 @@
+//! Thin matrix products → C, on one thread, in AVX-512: `C = α·A·B (+ β·C)` where each row of
+//! C fits two vectors (n ≤ 32 `f32`s or 16 `f64`s; or each column, by the transposed
+//! product), twelve vectors of sums at once (12 rows of one vector or 6 of two). Invariant:
+//! every element of C
+//! is its terms summed in increasing order of the inner index, each by one fused
+//! multiply-add, then times α (and plus β times the old value where β ≠ 0): the same bits
+//! whatever block of rows it falls in.
+
+use std::arch::x86_64::{
+    __m512, __m512d, __mmask16, __mmask8, _mm512_add_pd, _mm512_add_ps, _mm512_fmadd_pd,
+    _mm512_fmadd_ps, _mm512_mask_storeu_pd, _mm512_mask_storeu_ps, _mm512_maskz_loadu_pd,
+    _mm512_maskz_loadu_ps, _mm512_mul_pd, _mm512_mul_ps, _mm512_set1_pd, _mm512_set1_ps,
+    _mm512_setzero_pd, _mm512_setzero_ps,
+};
+
+/// An element type of which one AVX-512 vector holds `LANES`. Each function must be called
+/// only where the CPU has AVX-512 F (they are inlined into [`product`], compiled for it).
+pub(super) trait Lanes: Copy + PartialEq + 'static {
+    /// Elements in one vector.
+    const LANES: usize;
+    /// The vector.
+    type Vector: Copy;
+    /// A mask of the first lanes.
+    type Mask: Copy;
+    /// The zero of the type.
+    const ZERO: Self;
+    /// The first `n ≤ LANES` lanes.
+    fn first(n: usize) -> Self::Mask;
+    /// Every lane zero.
+    unsafe fn zero() -> Self::Vector;
+    /// Every lane `x`.
+    unsafe fn splat(x: Self) -> Self::Vector;
+    /// The masked lanes from `p` on, zero elsewhere; only the masked lanes are read.
+    unsafe fn load(mask: Self::Mask, p: *const Self) -> Self::Vector;
+    /// The masked lanes to `p` on; only those are written.
+    unsafe fn store(mask: Self::Mask, p: *mut Self, v: Self::Vector);
+    /// `x·y + z` in each lane, rounded once.
+    unsafe fn fma(x: Self::Vector, y: Self::Vector, z: Self::Vector) -> Self::Vector;
+    /// `x·y` in each lane.
+    unsafe fn mul(x: Self::Vector, y: Self::Vector) -> Self::Vector;
+    /// `x + y` in each lane.
+    unsafe fn add(x: Self::Vector, y: Self::Vector) -> Self::Vector;
+}
+
+macro_rules! lanes {
+    ($t:ty, $lanes:literal, $vector:ty, $mask:ty, $setzero:ident, $set1:ident, $loadu:ident,
+     $storeu:ident, $fmadd:ident, $mul:ident, $add:ident) => {
+        impl Lanes for $t {
+            const LANES: usize = $lanes;
+            type Vector = $vector;
+            type Mask = $mask;
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn first(n: usize) -> $mask {
+                ((1u32 << n.min($lanes)) - 1) as $mask
+            }
+            // SAFETY (each function): the caller runs it on a CPU with AVX-512 F, all the
+            // intrinsic needs, and for a load or store, the masked lanes' addresses are valid.
+            #[inline(always)]
+            unsafe fn zero() -> $vector {
+                unsafe { $setzero() }
+            }
+            #[inline(always)]
+            unsafe fn splat(x: Self) -> $vector {
+                unsafe { $set1(x) }
+            }
+            #[inline(always)]
+            unsafe fn load(mask: $mask, p: *const Self) -> $vector {
+                unsafe { $loadu(mask, p) }
+            }
+            #[inline(always)]
+            unsafe fn store(mask: $mask, p: *mut Self, v: $vector) {
+                unsafe { $storeu(p, mask, v) }
+            }
+            #[inline(always)]
+            unsafe fn fma(x: $vector, y: $vector, z: $vector) -> $vector {
+                unsafe { $fmadd(x, y, z) }
+            }
+            #[inline(always)]
+            unsafe fn mul(x: $vector, y: $vector) -> $vector {
+                unsafe { $mul(x, y) }
+            }
+            #[inline(always)]
+            unsafe fn add(x: $vector, y: $vector) -> $vector {
+                unsafe { $add(x, y) }
+            }
+        }
+    };
+}
+
+lanes!(
+    f32,
+    16,
+    __m512,
+    __mmask16,
+    _mm512_setzero_ps,
+    _mm512_set1_ps,
+    _mm512_maskz_loadu_ps,
+    _mm512_mask_storeu_ps,
+    _mm512_fmadd_ps,
+    _mm512_mul_ps,
+    _mm512_add_ps
+);
+lanes!(
+    f64,
+    8,
+    __m512d,
+    __mmask8,
+    _mm512_setzero_pd,
+    _mm512_set1_pd,
+    _mm512_maskz_loadu_pd,
+    _mm512_mask_storeu_pd,
+    _mm512_fmadd_pd,
+    _mm512_mul_pd,
+    _mm512_add_pd
+);
+
+/// `C = α·A·B (+ β·C)` (β = 0: C is not read) for an `m × k` A and a `k × n` B, each operand a
+/// pointer and its row and column strides in elements, if the call is thin and the CPU has
+/// AVX-512 F: C's rows (n ≤ 2·`LANES`) and B's rows contiguous, or, by `Cᵀ = Bᵀ·Aᵀ`, C's
+/// columns (m ≤ 2·`LANES`) and A's columns. Returns whether it ran (otherwise nothing is
+/// touched).
+///
+/// # Safety
+/// As `Element::gemm`'s: every element the strides address is valid, A and B for reads, C for
+/// reads and writes, C's elements distinct and overlapping neither A nor B.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gemm<T: Lanes>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    (a, rsa, csa): (*const T, isize, isize),
+    (b, rsb, csb): (*const T, isize, isize),
+    beta: T,
+    (c, rsc, csc): (*mut T, isize, isize),
+) -> bool {
+    if !std::arch::is_x86_feature_detected!("avx512f") {
+        return false;
+    }
+    // SAFETY: the CPU has AVX-512 F; each call's elements are the ones this call addresses
+    // (the second reads the same elements as the transposed product).
+    unsafe {
+        if n <= WIDEST * T::LANES && csb == 1 && csc == 1 {
+            product(m, k, n, alpha, (a, rsa, csa), (b, rsb), beta, (c, rsc));
+            true
+        } else if m <= WIDEST * T::LANES && rsa == 1 && rsc == 1 {
+            product(n, k, m, alpha, (b, csb, rsb), (a, csa), beta, (c, csc));
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The most vectors a row of C takes.
+const WIDEST: usize = 2;
+
+/// The vectors of sums a block holds: with B's row and a broadcast of A's element they fit
+/// the 32 registers, and twelve independent chains cover the multiply-adds' latency.
+const SUMS: usize = 12;
+
+/// `C = α·A·B (+ β·C)` where B's and C's rows are contiguous and `n ≤ 2·LANES`: A's element
+/// `(i, p)` at `a + i·rsa + p·csa`, B's row `p` at `b + p·rsb`, C's row `i` at `c + i·rsc`.
+///
+/// # Safety
+/// The CPU has AVX-512 F; every element so addressed is valid (A and B for reads, C for reads
+/// and writes), C's distinct and overlapping neither A nor B.
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn product<T: Lanes>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    (a, rsa, csa): (*const T, isize, isize),
+    (b, rsb): (*const T, isize),
+    beta: T,
+    (c, rsc): (*mut T, isize),
+) {
+    let masks = [T::first(n), T::first(n.saturating_sub(T::LANES))];
+    let wide = n > T::LANES;
+    let most = if wide { SUMS / 2 } else { SUMS };
+    let mut i = 0;
+    while i < m {
+        let rows = (m - i).min(most);
+        let (a, c) = (
+            a.wrapping_offset(i as isize * rsa),
+            c.wrapping_offset(i as isize * rsc),
+        );
+        let block = Block {
+            k,
+            a: (a, rsa, csa),
+            b: (b, rsb),
+            c: (c, rsc),
+            masks,
+            alpha,
+            beta,
+        };
+        // SAFETY: rows `i..i + rows` of A and C, all of them the caller's, and the vectors
+        // their `n` elements take.
+        unsafe {
+            match (wide, rows) {
+                (false, 12) => block.run::<12, 1>(),
+                (false, 11) => block.run::<11, 1>(),
+                (false, 10) => block.run::<10, 1>(),
+                (false, 9) => block.run::<9, 1>(),
+                (false, 8) => block.run::<8, 1>(),
+                (false, 7) => block.run::<7, 1>(),
+                (false, 6) => block.run::<6, 1>(),
+                (false, 5) => block.run::<5, 1>(),
+                (false, 4) => block.run::<4, 1>(),
+                (false, 3) => block.run::<3, 1>(),
+                (false, 2) => block.run::<2, 1>(),
+                (false, _) => block.run::<1, 1>(),
+                (true, 6) => block.run::<6, 2>(),
+                (true, 5) => block.run::<5, 2>(),
+                (true, 4) => block.run::<4, 2>(),
+                (true, 3) => block.run::<3, 2>(),
+                (true, 2) => block.run::<2, 2>(),
+                (true, _) => block.run::<1, 2>(),
+            }
+        }
+        i += rows;
+    }
+}
+
+/// Rows of C from `c` on and the rows of A they take (see [`product`]).
+struct Block<T: Lanes> {
+    k: usize,
+    a: (*const T, isize, isize),
+    b: (*const T, isize),
+    c: (*mut T, isize),
+    /// The lanes of a row's first and second vector.
+    masks: [T::Mask; WIDEST],
+    alpha: T,
+    beta: T,
+}
+
+impl<T: Lanes> Block<T> {
+    /// Sums and writes its first `R` rows, `V` vectors each.
+    ///
+    /// # Safety
+    /// As [`product`]'s, for these `R` rows; `V` vectors hold a row's `n` elements.
+    #[inline(always)]
+    unsafe fn run<const R: usize, const V: usize>(&self) {
+        let Block {
+            k,
+            a: (a, rsa, csa),
+            b: (b, rsb),
+            c: (c, rsc),
+            masks,
+            alpha,
+            beta,
+        } = *self;
+        // Lanes `v·LANES..` of a row, under vector `v`'s mask.
+        let lanes = |row: *const T, v: usize| row.wrapping_add(v * T::LANES);
+        // SAFETY: the CPU has AVX-512 F (the caller's promise); the masked lanes of B's row
+        // `p < k` are its `n` elements, A's `(r, p)` and the masked lanes of C's row `r < R`
+        // are the caller's.
+        unsafe {
+            let mut sums = [[T::zero(); V]; R];
+            for p in 0..k {
+                let row = b.wrapping_offset(p as isize * rsb);
+                let row: [T::Vector; V] = std::array::from_fn(|v| T::load(masks[v], lanes(row, v)));
+                let column = a.wrapping_offset(p as isize * csa);
+                for (r, sums) in sums.iter_mut().enumerate() {
+                    let x = T::splat(column.wrapping_offset(r as isize * rsa).read());
+                    for (sum, &part) in sums.iter_mut().zip(&row) {
+                        *sum = T::fma(x, part, *sum);
+                    }
+                }
+            }
+            let alpha = T::splat(alpha);
+            for (r, sums) in sums.into_iter().enumerate() {
+                let slot = c.wrapping_offset(r as isize * rsc);
+                for (v, sum) in sums.into_iter().enumerate() {
+                    let (mask, slot) = (masks[v], lanes(slot, v).cast_mut());
+                    let mut value = T::mul(alpha, sum);
+                    if beta != T::ZERO {
+                        value = T::add(T::mul(T::splat(beta), T::load(mask, slot)), value);
+                    }
+                    T::store(mask, slot, value);
+                }
+            }
+        }
+    }
+}
+
+impl<T: Lanes> Clone for Block<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Lanes> Copy for Block<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An operand's element at a position.
+    type At<'a, T> = &'a dyn Fn(usize, usize) -> T;
+
+    /// C as the module's invariant says: each element's terms summed in order by fused
+    /// multiply-adds, then times α, plus β times the old value where β ≠ 0.
+    fn expected<T: Lanes + std::fmt::Debug>(
+        [m, k, n]: [usize; 3],
+        fma: fn(T, T, T) -> T,
+        times: fn(T, T) -> T,
+        plus: fn(T, T) -> T,
+        (a, b, old): (At<'_, T>, At<'_, T>, &[T]),
+        (alpha, beta): (T, T),
+    ) -> Vec<T> {
+        let mut c = Vec::with_capacity(m * n);
+        for i in 0..m {
+            for j in 0..n {
+                let sum = (0..k).fold(T::ZERO, |sum, p| fma(a(i, p), b(p, j), sum));
+                let value = times(alpha, sum);
+                c.push(if beta == T::ZERO {
+                    value
+                } else {
+                    plus(times(beta, old[i * n + j]), value)
+                });
+            }
+        }
+        c
+    }
+
+    /// Every shape, layout and β against `expected`, bit for bit, where the CPU has AVX-512
+    /// F; elsewhere `gemm` must decline and touch nothing.
+    fn check<T: Lanes + std::fmt::Debug>(
+        value: fn(usize) -> T,
+        fma: fn(T, T, T) -> T,
+        times: fn(T, T) -> T,
+        plus: fn(T, T) -> T,
+        bits: fn(T) -> u64,
+    ) {
+        let lanes = T::LANES;
+        let shapes = [
+            [1, 1, 1],
+            [1, 0, 3],
+            [13, 7, lanes],
+            [12, 1000, lanes.min(10)],
+            [1000, 10, lanes.min(10)],
+            [25, 13, lanes - 1],
+            [7, 64, 1],
+            [lanes, 33, 40],
+            [3, 5, 200],
+            [2 * lanes, 2 * lanes, 2 * lanes],
+            [19, 21, lanes + 1],
+            [100, 3, 2 * lanes - 3],
+            [2 * lanes - 1, 40, 300],
+        ];
+        for [m, k, n] in shapes {
+            // A row-major with a gap after each row, or column-major; B and C with the thin
+            // side contiguous where the product takes it (C's rows if n fits, else its
+            // columns) and a gap between its lines.
+            let rows_thin = n <= 2 * lanes;
+            for a_column_major in [false, true] {
+                let (rsa, csa) = if a_column_major {
+                    (1, m as isize + 2)
+                } else {
+                    (k as isize + 3, 1)
+                };
+                let (rsb, csb) = if rows_thin {
+                    (n as isize + 1, 1)
+                } else {
+                    (1, k as isize + 1)
+                };
+                let (rsc, csc) = if rows_thin {
+                    (n as isize + 2, 1)
+                } else {
+                    (1, m as isize + 2)
+                };
+                if !rows_thin && !a_column_major {
+                    continue;
+                }
+                let span = |rows: usize, columns: usize, rs: isize, cs: isize| {
+                    ((rows.max(1) - 1) as isize * rs + (columns.max(1) - 1) as isize * cs + 1)
+                        as usize
+                };
+                let a_data: Vec<T> = (0..span(m, k, rsa, csa)).map(value).collect();
+                let b_data: Vec<T> = (0..span(k, n, rsb, csb))
+                    .map(|x| value(x * 7 + 3))
+                    .collect();
+                let at =
+                    |i: usize, p: usize| a_data[(i as isize * rsa + p as isize * csa) as usize];
+                let bt =
+                    |p: usize, j: usize| b_data[(p as isize * rsb + j as isize * csb) as usize];
+                let c_len = span(m, n, rsc, csc);
+                let c_at = |i: usize, j: usize| (i as isize * rsc + j as isize * csc) as usize;
+                for (alpha, beta) in [
+                    (value(1), T::ZERO),
+                    (value(2), value(5)),
+                    (value(4), value(9)),
+                ] {
+                    let mut c: Vec<T> = (0..c_len).map(|x| value(x * 5 + 1)).collect();
+                    let old: Vec<T> = (0..m * n).map(|x| c[c_at(x / n, x % n)]).collect();
+                    let before = c.clone();
+                    // SAFETY: the strides address elements inside the three buffers, C's
+                    // distinct; the buffers are apart.
+                    let ran = unsafe {
+                        gemm(
+                            m,
+                            k,
+                            n,
+                            alpha,
+                            (a_data.as_ptr(), rsa, csa),
+                            (b_data.as_ptr(), rsb, csb),
+                            beta,
+                            (c.as_mut_ptr(), rsc, csc),
+                        )
+                    };
+                    if !std::arch::is_x86_feature_detected!("avx512f") {
+                        assert!(!ran);
+                        assert_eq!(
+                            c.iter().map(|&x| bits(x)).collect::<Vec<_>>(),
+                            before.iter().map(|&x| bits(x)).collect::<Vec<_>>()
+                        );
+                        continue;
+                    }
+                    assert!(ran, "{m}×{k}×{n} declined");
+                    let want =
+                        expected([m, k, n], fma, times, plus, (&at, &bt, &old), (alpha, beta));
+                    for i in 0..m {
+                        for j in 0..n {
+                            assert_eq!(
+                                bits(c[c_at(i, j)]),
+                                bits(want[i * n + j]),
+                                "{m}×{k}×{n}, A column-major {a_column_major}, β {beta:?}, at ({i}, {j})"
+                            );
+                        }
+                    }
+                    // Nothing between C's lines is written.
+                    let written: std::collections::HashSet<usize> =
+                        (0..m * n).map(|x| c_at(x / n, x % n)).collect();
+                    for (x, (&now, &was)) in c.iter().zip(&before).enumerate() {
+                        if !written.contains(&x) {
+                            assert_eq!(bits(now), bits(was), "{m}×{k}×{n}: gap {x} written");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn thin_products_sum_in_order_with_fused_multiply_adds() {
+        check::<f32>(
+            |x| ((x * 37 % 101) as f32 - 50.0) * 0.013,
+            f32::mul_add,
+            |x, y| x * y,
+            |x, y| x + y,
+            |x| u64::from(x.to_bits()),
+        );
+        check::<f64>(
+            |x| ((x * 53 % 211) as f64 - 100.0) * 0.0071,
+            f64::mul_add,
+            |x, y| x * y,
+            |x, y| x + y,
+            f64::to_bits,
+        );
+    }
+
+    #[test]
+    fn wide_calls_are_declined() {
+        // Neither C's rows nor its columns fit a vector: nothing is touched.
+        let (a, b) = (vec![1.0f32; 40 * 40], vec![1.0f32; 40 * 40]);
+        let mut c = vec![7.0f32; 40 * 40];
+        // SAFETY: the strides address the buffers' own elements; C is apart.
+        let ran = unsafe {
+            gemm(
+                40,
+                40,
+                40,
+                1.0,
+                (a.as_ptr(), 40, 1),
+                (b.as_ptr(), 40, 1),
+                0.0,
+                (c.as_mut_ptr(), 40, 1),
+            )
+        };
+        assert!(!ran);
+        assert!(c.iter().all(|&x| x == 7.0));
+    }
+}
