@@ -468,17 +468,18 @@ unsafe fn combine<T: Element>(slot: *mut T, mode: Mode<T>, value: T) {
 /// 0.73× and 0.82×. From 128×128 on, where the arrays outgrow the first-level cache (48 KiB
 /// there), both were 2–8 % slower than the baseline on buffers the allocator aligns to 16
 /// bytes only (a wide load then often spans two cache lines), so such loops keep it. Below
-/// 64 points a loop is a few instructions either way, not worth the call.
+/// [`WIDE_FROM`] points a loop is a few instructions either way, not worth the call.
 #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
 #[inline(always)]
 fn wide_vectors<T>(elements: usize, arrays: usize) -> bool {
-    const FROM: usize = 64;
     const UP_TO_BYTES: usize = 48 << 10;
-    let bytes = elements
-        .saturating_mul(arrays)
-        .saturating_mul(std::mem::size_of::<T>());
-    elements >= FROM && bytes <= UP_TO_BYTES
+    // A bound on the elements, constant once inlined: no multiplication to check at run time.
+    (WIDE_FROM..=UP_TO_BYTES / (arrays * std::mem::size_of::<T>()).max(1)).contains(&elements)
 }
+
+/// The fewest points a point-wise loop runs in a wider compilation ([`wide_vectors`]).
+#[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
+const WIDE_FROM: usize = 64;
 
 impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// Combines `value` into the element at `index` as `mode` says (β = 0 does not read it).
@@ -557,7 +558,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         // Unoptimized builds vectorize nothing, so they keep the one compilation. For static
         // extents the condition is a constant: small arrays never leave registers for a call.
         #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
-        if wide_vectors::<T>(elements, N + 1) {
+        if elements >= WIDE_FROM {
             // SAFETY: the runs' lengths were checked above.
             return unsafe { self.pointwise_wide(&runs, mode, alpha, &body) };
         }
@@ -565,9 +566,10 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         unsafe { self.pointwise_plain(runs, mode, alpha, body) };
     }
 
-    /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU runs.
-    /// Out of line, so a statement's own code holds one call rather than the choice and its
-    /// three calls.
+    /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU runs where
+    /// the loop gains from it ([`wide_vectors`]), else in the baseline's. Out of line, so a
+    /// statement's own code holds one comparison and one call rather than the choice and its
+    /// calls.
     ///
     /// # Safety
     /// Every run has the target's `elements`.
@@ -584,7 +586,9 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         // SAFETY: each compilation runs only where the CPU has its features (just detected);
         // the runs' lengths are the caller's promise, all `pointwise_plain` asks.
         unsafe {
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            if !wide_vectors::<T>(self.shape.elements, N + 1) {
+                self.pointwise_plain(runs, mode, alpha, body)
+            } else if std::arch::is_x86_feature_detected!("avx512f") {
                 self.pointwise_avx512(runs, mode, alpha, body)
             } else if std::arch::is_x86_feature_detected!("avx2") {
                 self.pointwise_avx2(runs, mode, alpha, body)
