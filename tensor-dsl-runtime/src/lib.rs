@@ -11,9 +11,11 @@
 //!
 //! Generated code turns every operand into an `Access` (pointer, buffer length, layout) and
 //! every target into a `TargetAccess`. Each engine call takes one `Step`, whose constructor is
-//! the runtime's only proof: every address in bounds, the target's points distinct where threads
+//! the runtime's proof: every address in bounds, the target's points distinct where threads
 //! split them, and no operand sharing memory with the target (generated code reads such an
-//! operand through a copy taken before the statement writes).
+//! operand through a copy taken before the statement writes). One shortcut checks the same
+//! facts itself: a small product of two matrices goes to its one GEMM call after a few
+//! comparisons of its accesses' reach and addresses (`exec::gemm`'s `small_product`).
 //!
 //! # Layout of the crate
 //!

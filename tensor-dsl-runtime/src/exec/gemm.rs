@@ -11,7 +11,7 @@ use crate::operand::access::{stored_offset, Memory, Mode};
 use super::loop_nest::{combine, copy, evaluate, AnyNest};
 use super::parallel::{for_each_chunk, for_each_part};
 use super::scratch::Scratch;
-use super::step::{with_detached, Bound, BoundTarget, Step, Unproven};
+use super::step::{with_detached, Axis, Bound, BoundTarget, Step, Unproven};
 use super::{sort_loops, LoopList};
 
 /// What a loop variable of a contraction `C[..] = Σ A[..] B[..]` is.
@@ -40,10 +40,176 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 const SMALL_GEMM_SIDE: usize = 8;
 
 /// [`contract`] for a statement whose only step runs on the host, once the operands are
-/// detached from the target and the step is proven (`step::with_detached`).
+/// detached from the target and the step is proven (`step::with_detached`). A small product
+/// of two matrices goes straight to its one call instead ([`small_product`]).
 #[inline]
 pub fn contract_detached<T: Element, const L: usize>(step: Unproven<'_, T, L, 2>, conj: [bool; 2]) {
-    with_detached(step, |step| contract(step, conj));
+    if !small_product(&step, conj) {
+        with_detached(step, |step| contract(step, conj));
+    }
+}
+
+/// Runs `step` as its one [`Element::small_gemm`] call, and returns `true`, where it is a
+/// product of two matrices `C[i, j] (=|+=|= β·C +) α·Σ_p A·B` that the general path would run
+/// as exactly that call: three loops, each of extent at least two, the target's two each
+/// taken by one operand and the third by both; every axis a loop of its own (no fixed
+/// position); host memory, whole elements, no operand read in place; a small call
+/// ([`small_calls`], no more than [`GROUP`] deep, worth a GEMM); a unit stride in each matrix
+/// and along C's rows (nothing a copy would improve). It checks what `Step::new` proves of
+/// such a step, in a few comparisons: every element the loops reach is inside its buffer,
+/// no two points of C share an element, and C's elements share no address with A's or B's
+/// (else the general path detaches the operand). The call is then the one `run_gemms` makes
+/// for the step, with the same strides, so the bits are the same. Otherwise it touches
+/// nothing and returns `false`. Skipping the general path's detaching, proof and plan is
+/// most of a 16 × 16 product's time.
+fn small_product<T: Element, const L: usize>(
+    step: &Unproven<'_, T, L, 2>,
+    conj: [bool; 2],
+) -> bool {
+    if L != 3 || step.n_out != 2 {
+        return false;
+    }
+    let extents = &step.extents;
+    let [(a, a_axes), (b, b_axes)] = &step.operands;
+    let accesses = [
+        (&step.target.raw, step.target_axes, false),
+        (&a.raw, *a_axes, a.in_place),
+        (&b.raw, *b_axes, b.in_place),
+    ];
+    // Each access's stride along each loop, the loops it uses (a bit each), and the lowest
+    // and highest offset it reaches.
+    let mut strides = [[0isize; 3]; 3];
+    let mut uses = [0u8; 3];
+    let mut reach = [(0isize, 0isize); 3];
+    for (which, (raw, axes, in_place)) in accesses.into_iter().enumerate() {
+        if in_place
+            || raw.part
+            || raw.memory != Memory::Host
+            || axes.len() != 2
+            || raw.shape.len() != 2
+            || raw.strides.len() != 2
+        {
+            return false;
+        }
+        let (mut low, mut high) = (raw.offset, raw.offset);
+        for ((&axis, &extent), &stride) in axes.iter().zip(raw.shape.iter()).zip(raw.strides) {
+            let Axis::Loop(var) = axis else {
+                return false;
+            };
+            if var >= 3 || extent != extents[var] || extent < 2 || uses[which] >> var & 1 == 1 {
+                return false;
+            }
+            uses[which] |= 1 << var;
+            strides[which][var] = stride;
+            let Some(span) = isize::try_from(extent - 1)
+                .ok()
+                .and_then(|last| last.checked_mul(stride))
+            else {
+                return false;
+            };
+            let moved = if span < 0 {
+                low.checked_add(span).map(|low| (low, high))
+            } else {
+                high.checked_add(span).map(|high| (low, high))
+            };
+            let Some(moved) = moved else {
+                return false;
+            };
+            (low, high) = moved;
+        }
+        if low < 0 || usize::try_from(high).map_or(true, |high| high >= raw.len) {
+            return false;
+        }
+        reach[which] = (low, high);
+    }
+    // Roles: C takes loops 0 and 1, A one of them (its rows, m) and B the other (n), and both
+    // A and B loop 2 (k).
+    let m_var = match uses[1] {
+        0b101 => 0,
+        0b110 => 1,
+        _ => return false,
+    };
+    let n_var = 1 - m_var;
+    if uses[0] != 0b011 || uses[2] != 0b100 | 1 << n_var {
+        return false;
+    }
+    let (m, n, k) = (extents[m_var], extents[n_var], extents[2]);
+    let worth = m.saturating_mul(n).saturating_mul(k) >= GEMM_THRESHOLD
+        || [m, n, k].iter().all(|&side| side >= SMALL_GEMM_SIDE);
+    let small = m.min(n) <= THIN_SIDE && m.saturating_mul(n).saturating_mul(k) < PARALLEL_GEMM_WORK;
+    let [c_strides, a_strides, b_strides] = strides;
+    let unit =
+        |rows: isize, columns: isize| rows.unsigned_abs() == 1 || columns.unsigned_abs() == 1;
+    let settled = unit(a_strides[m_var], a_strides[2])
+        && unit(b_strides[2], b_strides[n_var])
+        && c_strides[n_var].unsigned_abs() == 1;
+    if !(worth && small && k <= GROUP && settled) {
+        return false;
+    }
+    // Distinct points of C, distinct elements: along C's rows the stride is ±1 (checked
+    // above), so its rows hold distinct elements, and its row stride passes a whole row.
+    let (row, column) = (
+        c_strides[m_var].unsigned_abs(),
+        c_strides[n_var].unsigned_abs(),
+    );
+    if row < column.saturating_mul(n) {
+        return false;
+    }
+    // C's addresses apart from A's and B's.
+    let size = size_of::<T>().max(1);
+    let bytes = |which: usize, data: *const T| {
+        let (low, high) = reach[which];
+        let start = data.wrapping_offset(low) as usize;
+        (
+            start,
+            start.wrapping_add((high - low) as usize * size + size),
+        )
+    };
+    let c = bytes(0, step.target.raw.data);
+    let apart = |(start, end): (usize, usize)| end <= c.0 || c.1 <= start;
+    if !apart(bytes(1, a.raw.data)) || !apart(bytes(2, b.raw.data)) {
+        return false;
+    }
+    let beta = match step.mode {
+        Mode::Assign => T::ZERO,
+        Mode::Add => T::ONE,
+        Mode::Scale(beta) => beta,
+    };
+    // SAFETY: every element the three layouts reach over the loops' extents lies inside its
+    // buffer (each access's lowest and highest offset were checked against its length, and
+    // its offset is an element's, so each pointer below is non-null and aligned); the
+    // operands' are valid for reads while their borrows live, the target's for reads and
+    // writes (a writable borrow); C's points address distinct elements, none of which is
+    // A's or B's (checked above). β = 0 does not read C, as the general path's proof makes
+    // of `Mode::Scale(0)`.
+    unsafe {
+        T::small_gemm(
+            m,
+            k,
+            n,
+            step.alpha,
+            (
+                a.raw.data.wrapping_offset(a.raw.offset),
+                a_strides[m_var],
+                a_strides[2],
+            ),
+            (
+                b.raw.data.wrapping_offset(b.raw.offset),
+                b_strides[2],
+                b_strides[n_var],
+            ),
+            beta,
+            (
+                step.target
+                    .data_mut()
+                    .wrapping_offset(step.target.raw.offset),
+                c_strides[m_var],
+                c_strides[n_var],
+            ),
+            conj,
+        );
+    }
+    true
 }
 
 /// `target (=|+=|← β·target +) α · Σ op(a)·op(b)`, as GEMM calls where the loops allow it,
@@ -1202,8 +1368,8 @@ mod tests {
     use crate::exec::loop_nest::evaluate_nest;
     use crate::exec::network::{contract_network, network_loops, PlanCache};
     use crate::exec::step::Axis;
-    use crate::operand::access::{Operand, TargetOwned};
-    use crate::tensor::Tensor;
+    use crate::operand::access::{Operand, RawAccess, TargetAccess, TargetOwned, TargetShared};
+    use crate::tensor::{Tensor, TensorView};
 
     fn filled(shape: &[usize], seed: usize) -> Tensor<f64> {
         let mut t = seed;
@@ -1387,6 +1553,201 @@ mod tests {
     fn in_pool<R: Send>(threads: usize, run: impl FnOnce() -> R + Send) -> R {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
         pool.expect("a thread pool").install(run)
+    }
+
+    /// `target (mode) alpha · Σ a·b` over `extents` through `contract_detached` (`fast`) or
+    /// through the general path alone; the accesses' axes are the loops given.
+    fn detached_product(
+        c: &mut Tensor<f64>,
+        mode: Mode<f64>,
+        [c_loops, a_loops, b_loops]: [&[usize]; 3],
+        extents: [usize; 3],
+        [a, b]: [&TensorView<'_, f64>; 2],
+        fast: bool,
+    ) -> bool {
+        let target = c.__tdsl_target();
+        let (c_axes, a_axes, b_axes) = (loops(c_loops), loops(a_loops), loops(b_loops));
+        let step = || Unproven {
+            target: &target,
+            target_axes: &c_axes,
+            mode,
+            alpha: 1.5,
+            extents,
+            n_out: 2,
+            operands: [
+                (a.__tdsl_operand(), &a_axes[..]),
+                (b.__tdsl_operand(), &b_axes[..]),
+            ],
+        };
+        if fast {
+            let taken = small_product(&step(), [false; 2]);
+            if !taken {
+                contract_detached(step(), [false; 2]);
+            }
+            taken
+        } else {
+            with_detached(step(), |step| contract(step, [false; 2]));
+            false
+        }
+    }
+
+    #[test]
+    fn small_products_skip_to_the_call_the_general_path_makes() {
+        // (m, n, k), whether the shortcut takes it with A and B row-major.
+        for ((m, n, k), taken) in [
+            ((16, 16, 16), true),
+            ((7, 13, 9), false), // too little work for a GEMM: a loop nest
+            ((9, 40, 13), true),
+            ((32, 32, 32), true),
+            ((33, 33, 8), false), // no side of 32 or less
+            ((2, 300, 200), true),
+            ((2, 30, 20), false), // a side under 8 and little work: a loop nest
+            ((20, 20, 5000), false), // deeper than a group
+            ((1000, 10, 10), true),
+        ] {
+            for (a_transposed, b_transposed) in [(false, false), (true, false), (false, true)] {
+                let a_rows = filled(&[m, k], 1);
+                let a_columns = filled(&[k, m], 1);
+                let b_rows = filled(&[k, n], 2);
+                let b_columns = filled(&[n, k], 2);
+                let a_view = if a_transposed {
+                    a_columns.view().permuted_axes(&[1, 0])
+                } else {
+                    a_rows.view()
+                };
+                let b_view = if b_transposed {
+                    b_columns.view().permuted_axes(&[1, 0])
+                } else {
+                    b_rows.view()
+                };
+                let start = filled(&[m, n], 3);
+                for mode in [Mode::Assign, Mode::Add, Mode::Scale(0.5), Mode::Scale(0.0)] {
+                    // Both operand orders: A's rows are loop 0 or loop 1 of C. In the second,
+                    // C's rows are the GEMM's columns, which the general path may run
+                    // otherwise (`c_by_columns`): no shortcut.
+                    for swapped in [false, true] {
+                        let (axes, operands): ([&[usize]; 3], [&TensorView<'_, f64>; 2]) =
+                            if swapped {
+                                ([&[0, 1], &[2, 1], &[0, 2]], [&b_view, &a_view])
+                            } else {
+                                ([&[0, 1], &[0, 2], &[2, 1]], [&a_view, &b_view])
+                            };
+                        let old = |mode: Mode<f64>| match mode {
+                            Mode::Assign | Mode::Scale(0.0) => {
+                                Tensor::from_fn([m, n], |_| f64::NAN)
+                            }
+                            _ => start.clone(),
+                        };
+                        let (mut fast, mut general) = (old(mode), old(mode));
+                        let took =
+                            detached_product(&mut fast, mode, axes, [m, n, k], operands, true);
+                        detached_product(&mut general, mode, axes, [m, n, k], operands, false);
+                        assert_eq!(took, taken && !swapped, "{m}×{n}×{k}, swapped {swapped}");
+                        assert_eq!(bits(&fast), bits(&general), "{m}×{n}×{k} {mode:?}");
+                        let scale = match mode {
+                            Mode::Assign | Mode::Scale(0.0) => 0.0,
+                            Mode::Add => 1.0,
+                            Mode::Scale(beta) => beta,
+                        };
+                        for i in 0..m {
+                            for j in 0..n {
+                                let a_at = |p: usize| {
+                                    if a_transposed {
+                                        a_columns[[p, i]]
+                                    } else {
+                                        a_rows[[i, p]]
+                                    }
+                                };
+                                let b_at = |p: usize| {
+                                    if b_transposed {
+                                        b_columns[[j, p]]
+                                    } else {
+                                        b_rows[[p, j]]
+                                    }
+                                };
+                                let sum: f64 = (0..k).map(|p| a_at(p) * b_at(p)).sum();
+                                let old = if scale == 0.0 {
+                                    0.0
+                                } else {
+                                    scale * start[[i, j]]
+                                };
+                                let want = old + 1.5 * sum;
+                                let got = fast[[i, j]];
+                                assert!(
+                                    (got - want).abs() <= 1e-12 * (1.0 + want.abs()) * k as f64,
+                                    "{m}×{n}×{k} {mode:?} at ({i}, {j}): {got} against {want}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_products_leave_what_they_cannot_prove_to_the_general_path() {
+        let (m, n, k) = (16, 16, 16);
+        let a = filled(&[m, k], 1);
+        let b = filled(&[k, n], 2);
+        let axes: [&[usize]; 3] = [&[0, 1], &[0, 2], &[2, 1]];
+        // A target that shares its memory with an operand: the general path detaches it.
+        let mut c = filled(&[m, n], 3);
+        let before = c.clone();
+        {
+            let view = c.view_mut();
+            let target = TargetShared::__tdsl_target(&view);
+            let (c_axes, a_axes, b_axes) = (loops(axes[0]), loops(axes[1]), loops(axes[2]));
+            let overlapping = Unproven {
+                target: &target,
+                target_axes: &c_axes,
+                mode: Mode::Add,
+                alpha: 1.0,
+                extents: [m, n, k],
+                n_out: 2,
+                operands: [
+                    (Operand::__tdsl_operand(&view), &a_axes[..]),
+                    (b.__tdsl_operand(), &b_axes[..]),
+                ],
+            };
+            assert!(!small_product(&overlapping, [false; 2]));
+            contract_detached(overlapping, [false; 2]);
+        }
+        for i in 0..m {
+            for j in 0..n {
+                let want = before[[i, j]] + (0..k).map(|p| before[[i, p]] * b[[p, j]]).sum::<f64>();
+                assert!((c[[i, j]] - want).abs() < 1e-12, "at ({i}, {j})");
+            }
+        }
+        // Targets no safe operand makes, which the general path's proof refuses: rows that
+        // share their elements (stride 0 down the rows), and a buffer shorter than the loops
+        // reach. Refused here too, before anything is written.
+        let (a_axes, b_axes, c_axes) = (loops(axes[1]), loops(axes[2]), loops(axes[0]));
+        let shape = [m, n];
+        for (strides, len) in [([0isize, 1], n), ([n as isize, 1], m * n - 1)] {
+            let mut buffer = vec![7.0f64; m * n];
+            let raw = RawAccess::new(buffer.as_mut_ptr(), len, &shape[..], &strides, 0);
+            // SAFETY: the pointer comes from a writable borrow of at least `len` elements,
+            // alive while the target is.
+            let target = unsafe { TargetAccess::new(raw) };
+            let refused = Unproven {
+                target: &target,
+                target_axes: &c_axes,
+                mode: Mode::Assign,
+                alpha: 1.0,
+                extents: [m, n, k],
+                n_out: 2,
+                operands: [
+                    (a.__tdsl_operand(), &a_axes[..]),
+                    (b.__tdsl_operand(), &b_axes[..]),
+                ],
+            };
+            assert!(
+                !small_product(&refused, [false; 2]),
+                "strides {strides:?}, {len} long"
+            );
+            assert!(buffer.iter().all(|&x| x == 7.0));
+        }
     }
 
     #[test]
