@@ -41,7 +41,7 @@ const SMALL_GEMM_SIDE: usize = 8;
 
 /// [`contract`] for a statement whose only step runs on the host, once the operands are
 /// detached from the target and the step is proven (`step::with_detached`). A small product
-/// of two matrices goes straight to its one call instead ([`small_product`]).
+/// of two matrices goes straight to its one call instead (`small_product`).
 #[inline]
 pub fn contract_detached<T: Element, const L: usize>(step: Unproven<'_, T, L, 2>, conj: [bool; 2]) {
     if !small_product(&step, conj) {
