@@ -160,14 +160,18 @@ fn small_product<T: Element, const L: usize>(
     let bytes = |which: usize, data: *const T| {
         let (low, high) = reach[which];
         let start = data.wrapping_offset(low) as usize;
-        (
-            start,
-            start.wrapping_add((high - low) as usize * size + size),
-        )
+        let length = high.abs_diff(low).checked_add(1)?.checked_mul(size)?;
+        Some((start, start.checked_add(length)?))
     };
-    let c = bytes(0, step.target.raw.data);
+    let (Some(c), Some(a_bytes), Some(b_bytes)) = (
+        bytes(0, step.target.raw.data),
+        bytes(1, a.raw.data),
+        bytes(2, b.raw.data),
+    ) else {
+        return false;
+    };
     let apart = |(start, end): (usize, usize)| end <= c.0 || c.1 <= start;
-    if !apart(bytes(1, a.raw.data)) || !apart(bytes(2, b.raw.data)) {
+    if !apart(a_bytes) || !apart(b_bytes) {
         return false;
     }
     let beta = match step.mode {
