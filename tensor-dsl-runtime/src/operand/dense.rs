@@ -558,18 +558,17 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         // Unoptimized builds vectorize nothing, so they keep the one compilation. For static
         // extents the condition is a constant: small arrays never leave registers for a call.
         #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
-        if elements >= WIDE_FROM {
+        if wide_vectors::<T>(elements, N + 1) {
             // SAFETY: the runs' lengths were checked above.
             return unsafe { self.pointwise_wide(&runs, mode, alpha, &body) };
         }
         // SAFETY: the runs' lengths were checked above.
-        unsafe { self.pointwise_plain(runs, mode, alpha, body) };
+        unsafe { self.pointwise_plain::<N, false>(runs, mode, alpha, body) };
     }
 
-    /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU runs where
-    /// the loop gains from it ([`wide_vectors`]), else in the baseline's. Out of line, so a
-    /// statement's own code holds one comparison and one call rather than the choice and its
-    /// calls.
+    /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU runs, for
+    /// a loop that gains from it ([`wide_vectors`]). Out of line, so a statement's own code
+    /// holds one comparison and one call rather than the choice and its calls.
     ///
     /// # Safety
     /// Every run has the target's `elements`.
@@ -583,17 +582,39 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: &impl Fn([T; N]) -> T,
     ) {
         let runs = *runs;
+        // α = 1 (nearly every statement) multiplies by a constant the compiler drops, as it
+        // does where the loops are inlined into the statement: α · x is x for every element
+        // type (a NaN stays a NaN).
+        if alpha == T::ONE {
+            // SAFETY: as below; α is one, as `UNIT` says.
+            return unsafe { self.pointwise_widest::<N, true>(runs, mode, alpha, body) };
+        }
+        // SAFETY: as `pointwise_widest` asks, the caller's promise.
+        unsafe { self.pointwise_widest::<N, false>(runs, mode, alpha, body) }
+    }
+
+    /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU has.
+    ///
+    /// # Safety
+    /// Every run has the target's `elements`, and α is one where `UNIT` is set.
+    #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
+    #[inline(always)]
+    unsafe fn pointwise_widest<const N: usize, const UNIT: bool>(
+        &self,
+        runs: [DenseRun<'_, T>; N],
+        mode: Mode<T>,
+        alpha: T,
+        body: &impl Fn([T; N]) -> T,
+    ) {
         // SAFETY: each compilation runs only where the CPU has its features (just detected);
         // the runs' lengths are the caller's promise, all `pointwise_plain` asks.
         unsafe {
-            if !wide_vectors::<T>(self.shape.elements, N + 1) {
-                self.pointwise_plain(runs, mode, alpha, body)
-            } else if std::arch::is_x86_feature_detected!("avx512f") {
-                self.pointwise_avx512(runs, mode, alpha, body)
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                self.pointwise_avx512::<N, UNIT>(runs, mode, alpha, body)
             } else if std::arch::is_x86_feature_detected!("avx2") {
-                self.pointwise_avx2(runs, mode, alpha, body)
+                self.pointwise_avx2::<N, UNIT>(runs, mode, alpha, body)
             } else {
-                self.pointwise_plain(runs, mode, alpha, body)
+                self.pointwise_plain::<N, UNIT>(runs, mode, alpha, body)
             }
         }
     }
@@ -601,10 +622,11 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     /// [`pointwise_plain`](Self::pointwise_plain) compiled for AVX-512.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F, and every run has the target's `elements`.
+    /// The CPU has AVX-512 F, every run has the target's `elements`, and α is one where
+    /// `UNIT` is set.
     #[cfg(all(target_arch = "x86_64", any(test, not(tdsl_unoptimized))))]
     #[target_feature(enable = "avx2,avx512f")]
-    unsafe fn pointwise_avx512<const N: usize>(
+    unsafe fn pointwise_avx512<const N: usize, const UNIT: bool>(
         &self,
         runs: [DenseRun<'_, T>; N],
         mode: Mode<T>,
@@ -612,16 +634,17 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: impl Fn([T; N]) -> T,
     ) {
         // SAFETY: the caller's promise.
-        unsafe { self.pointwise_plain(runs, mode, alpha, body) };
+        unsafe { self.pointwise_plain::<N, UNIT>(runs, mode, alpha, body) };
     }
 
     /// [`pointwise_plain`](Self::pointwise_plain) compiled for AVX2.
     ///
     /// # Safety
-    /// The CPU has AVX2, and every run has the target's `elements`.
+    /// The CPU has AVX2, every run has the target's `elements`, and α is one where `UNIT` is
+    /// set.
     #[cfg(all(target_arch = "x86_64", any(test, not(tdsl_unoptimized))))]
     #[target_feature(enable = "avx2")]
-    unsafe fn pointwise_avx2<const N: usize>(
+    unsafe fn pointwise_avx2<const N: usize, const UNIT: bool>(
         &self,
         runs: [DenseRun<'_, T>; N],
         mode: Mode<T>,
@@ -629,17 +652,20 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: impl Fn([T; N]) -> T,
     ) {
         // SAFETY: the caller's promise.
-        unsafe { self.pointwise_plain(runs, mode, alpha, body) };
+        unsafe { self.pointwise_plain::<N, UNIT>(runs, mode, alpha, body) };
     }
 
     /// The loops themselves, inlined into each compilation: the same operations on each
     /// element in every one (no fused multiply-add is enabled, and the lanes are
-    /// independent), so the bits do not depend on the vectors.
+    /// independent), so the bits do not depend on the vectors. `UNIT`: α is one, and each
+    /// value is taken as it is (α · x is x for every element type; an inlined loop's
+    /// compiler drops the multiplication by a constant one likewise).
     ///
     /// # Safety
-    /// Every run has the target's `elements` (`pointwise_loops` checks it).
+    /// Every run has the target's `elements` (`pointwise_loops` checks it), and α is one where
+    /// `UNIT` is set.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-    unsafe fn pointwise_plain<const N: usize>(
+    unsafe fn pointwise_plain<const N: usize, const UNIT: bool>(
         &self,
         runs: [DenseRun<'_, T>; N],
         mode: Mode<T>,
@@ -651,9 +677,14 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
             // SAFETY: `k` is below `elements`, every run's length (the caller's promise), and
             // a run's `elements` values from `data` are its access's own, valid for reads
             // while its borrow lives (`dense_start`); raw reads, as in `DenseAccess::load`.
-            alpha.times(body(std::array::from_fn(|o| unsafe {
+            let value = body(std::array::from_fn(|o| unsafe {
                 runs[o].data.add(k).read()
-            })))
+            }));
+            if UNIT {
+                value
+            } else {
+                alpha.times(value)
+            }
         };
         // SAFETY (each loop): `k` is below the target's `elements`, its own values, valid for
         // reads and writes on this thread only (as in `update`); an element is read before
@@ -1057,7 +1088,7 @@ mod tests {
                 "baseline",
                 Box::new(move |target, runs, mode, alpha| {
                     // SAFETY: the runs have the target's length.
-                    unsafe { target.pointwise_plain(runs, mode, alpha, body) }
+                    unsafe { target.pointwise_plain::<2, false>(runs, mode, alpha, body) }
                 }),
             ),
             (
@@ -1074,7 +1105,7 @@ mod tests {
                     "avx2",
                     Box::new(move |target, runs, mode, alpha| {
                         // SAFETY: the CPU has AVX2; the runs have the target's length.
-                        unsafe { target.pointwise_avx2(runs, mode, alpha, body) }
+                        unsafe { target.pointwise_avx2::<2, false>(runs, mode, alpha, body) }
                     }),
                 ));
             }
@@ -1083,74 +1114,76 @@ mod tests {
                     "avx512",
                     Box::new(move |target, runs, mode, alpha| {
                         // SAFETY: the CPU has AVX-512 F; the runs have the target's length.
-                        unsafe { target.pointwise_avx512(runs, mode, alpha, body) }
+                        unsafe { target.pointwise_avx512::<2, false>(runs, mode, alpha, body) }
                     }),
                 ));
             }
         }
-        let alpha = value(3);
         let modes = [
             Mode::Assign,
             Mode::Add,
             Mode::Scale(T::ZERO),
             Mode::Scale(value(5)),
         ];
-        for elements in [1, 7, 63, 64, 65, 1000, 4096, 4097, 13 * 1024] {
-            let layout = StaticLayout::<Dynamic>::claiming(&[elements]);
-            let a = Tensor::from_fn([elements], |ix| value(ix[0]));
-            let b = Tensor::from_fn([elements], |ix| value(ix[0] * 7 + 1));
-            let old = |k: usize| value(k * 3 + 2);
-            let expected = |k: usize, mode: Mode<T>| {
-                let new = alpha.times(body([a.as_slice()[k], b.as_slice()[k]]));
-                match mode {
-                    Mode::Assign => new,
-                    Mode::Add => old(k).plus(new),
-                    Mode::Scale(beta) if beta == T::ZERO => new,
-                    Mode::Scale(beta) => beta.times(old(k)).plus(new),
-                }
-            };
-            let (ra, rb) = (
-                a.__tdsl_operand().as_dense(layout).unwrap(),
-                b.__tdsl_operand().as_dense(layout).unwrap(),
-            );
-            for mode in modes {
-                for (name, loops) in &compilations {
-                    let mut c = Tensor::from_fn([elements], |ix| old(ix[0]));
-                    let access = c.__tdsl_target();
-                    loops(
-                        &access.as_dense(layout).unwrap(),
-                        [ra.run(), rb.run()],
-                        mode,
-                        alpha,
-                    );
-                    for (k, &got) in c.as_slice().iter().enumerate() {
-                        assert_eq!(
-                            bits(got),
-                            bits(expected(k, mode)),
-                            "{name}, {elements} elements, {mode:?}, at {k}: {got:?}"
-                        );
+        // α = 1 takes the compilations without the multiplication (`UNIT`).
+        for alpha in [value(3), T::ONE] {
+            for elements in [1, 7, 63, 64, 65, 1000, 4096, 4097, 13 * 1024] {
+                let layout = StaticLayout::<Dynamic>::claiming(&[elements]);
+                let a = Tensor::from_fn([elements], |ix| value(ix[0]));
+                let b = Tensor::from_fn([elements], |ix| value(ix[0] * 7 + 1));
+                let old = |k: usize| value(k * 3 + 2);
+                let expected = |k: usize, mode: Mode<T>| {
+                    let new = alpha.times(body([a.as_slice()[k], b.as_slice()[k]]));
+                    match mode {
+                        Mode::Assign => new,
+                        Mode::Add => old(k).plus(new),
+                        Mode::Scale(beta) if beta == T::ZERO => new,
+                        Mode::Scale(beta) => beta.times(old(k)).plus(new),
                     }
-                    // In place: the target's own read as the first run.
-                    let mut c = Tensor::from_fn([elements], |ix| old(ix[0]));
-                    let view = c.view_mut();
-                    let access = TargetShared::__tdsl_target(&view);
-                    let own = access.read().as_dense(layout).unwrap();
-                    loops(
-                        &access.as_dense(layout).unwrap(),
-                        [own.run(), rb.run()],
-                        mode,
-                        alpha,
-                    );
-                    drop(view);
-                    for (k, &got) in c.as_slice().iter().enumerate() {
-                        let new = alpha.times(body([old(k), b.as_slice()[k]]));
-                        let want = match mode {
-                            Mode::Assign => new,
-                            Mode::Add => old(k).plus(new),
-                            Mode::Scale(beta) if beta == T::ZERO => new,
-                            Mode::Scale(beta) => beta.times(old(k)).plus(new),
-                        };
-                        assert_eq!(bits(got), bits(want), "{name} in place, {mode:?}, at {k}");
+                };
+                let (ra, rb) = (
+                    a.__tdsl_operand().as_dense(layout).unwrap(),
+                    b.__tdsl_operand().as_dense(layout).unwrap(),
+                );
+                for mode in modes {
+                    for (name, loops) in &compilations {
+                        let mut c = Tensor::from_fn([elements], |ix| old(ix[0]));
+                        let access = c.__tdsl_target();
+                        loops(
+                            &access.as_dense(layout).unwrap(),
+                            [ra.run(), rb.run()],
+                            mode,
+                            alpha,
+                        );
+                        for (k, &got) in c.as_slice().iter().enumerate() {
+                            assert_eq!(
+                                bits(got),
+                                bits(expected(k, mode)),
+                                "{name}, {elements} elements, {mode:?}, at {k}: {got:?}"
+                            );
+                        }
+                        // In place: the target's own read as the first run.
+                        let mut c = Tensor::from_fn([elements], |ix| old(ix[0]));
+                        let view = c.view_mut();
+                        let access = TargetShared::__tdsl_target(&view);
+                        let own = access.read().as_dense(layout).unwrap();
+                        loops(
+                            &access.as_dense(layout).unwrap(),
+                            [own.run(), rb.run()],
+                            mode,
+                            alpha,
+                        );
+                        drop(view);
+                        for (k, &got) in c.as_slice().iter().enumerate() {
+                            let new = alpha.times(body([old(k), b.as_slice()[k]]));
+                            let want = match mode {
+                                Mode::Assign => new,
+                                Mode::Add => old(k).plus(new),
+                                Mode::Scale(beta) if beta == T::ZERO => new,
+                                Mode::Scale(beta) => beta.times(old(k)).plus(new),
+                            };
+                            assert_eq!(bits(got), bits(want), "{name} in place, {mode:?}, at {k}");
+                        }
                     }
                 }
             }
