@@ -583,9 +583,14 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     ) {
         let runs = *runs;
         // α = 1 (nearly every statement) multiplies by a constant the compiler drops, as it
-        // does where the loops are inlined into the statement: α · x is x for every element
-        // type (a NaN stays a NaN).
-        if alpha == T::ONE {
+        // does where the loops are inlined into the statement: for a real or integer type
+        // 1 · x is x (a NaN stays a NaN). Not for a complex one: (1 + 0i)·x computes 0 times
+        // each part, which an infinite part makes NaN, so it keeps the product.
+        let real = !matches!(
+            T::KIND,
+            crate::element::Kind::C32 | crate::element::Kind::C64
+        );
+        if real && alpha == T::ONE {
             // SAFETY: as below; α is one, as `UNIT` says.
             return unsafe { self.pointwise_widest::<N, true>(runs, mode, alpha, body) };
         }
@@ -657,13 +662,13 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
 
     /// The loops themselves, inlined into each compilation: the same operations on each
     /// element in every one (no fused multiply-add is enabled, and the lanes are
-    /// independent), so the bits do not depend on the vectors. `UNIT`: α is one, and each
-    /// value is taken as it is (α · x is x for every element type; an inlined loop's
+    /// independent), so the bits do not depend on the vectors. `UNIT`: α is one of a real or
+    /// integer type, and each value is taken as it is (1 · x is x there; an inlined loop's
     /// compiler drops the multiplication by a constant one likewise).
     ///
     /// # Safety
-    /// Every run has the target's `elements` (`pointwise_loops` checks it), and α is one where
-    /// `UNIT` is set.
+    /// Every run has the target's `elements` (`pointwise_loops` checks it), and α is a real or
+    /// integer type's one where `UNIT` is set.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     unsafe fn pointwise_plain<const N: usize, const UNIT: bool>(
         &self,
@@ -1075,7 +1080,7 @@ mod tests {
     /// Each mode's result at every element, from every compilation of the point-wise loops
     /// the CPU can run, at lengths around the wide vectors' limits (`wide_vectors`): the
     /// same bits as the baseline compilation and a plain loop over the slices.
-    fn check_pointwise_compilations<T, B>(value: fn(usize) -> T, body: B, bits: fn(T) -> u64)
+    fn check_pointwise_compilations<T, B>(value: fn(usize) -> T, body: B, bits: fn(T) -> u128)
     where
         T: Element + std::fmt::Debug,
         B: Fn([T; 2]) -> T + Copy + 'static,
@@ -1195,17 +1200,36 @@ mod tests {
         check_pointwise_compilations::<f32, _>(
             |k| (k % 97) as f32 * 0.37 - 11.0,
             |[x, y]| (x * y + x / (y + 0.5)).sqrt().mul_add(y, -x),
-            |v| u64::from(v.to_bits()),
+            |v| u128::from(v.to_bits()),
         );
         check_pointwise_compilations::<f64, _>(
             |k| (k % 89) as f64 * 0.91 - 30.0,
             |[x, y]| (x - y) * (x + 1e-3 * y) / (1.0 + y * y),
-            f64::to_bits,
+            |v| u128::from(v.to_bits()),
         );
         check_pointwise_compilations::<i32, _>(
             |k| (k as i32 % 1013) * 40_503 - 7,
             |[x, y]| x.wrapping_mul(y) ^ (x >> 3),
-            |v| v as u32 as u64,
+            |v| u128::from(v as u32),
+        );
+        // Complex values with infinite parts and negative zeros: α = 1 + 0i still multiplies
+        // (0 times an infinite part is NaN), in every compilation as in the inlined loop.
+        check_pointwise_compilations::<crate::element::c64, _>(
+            |k| {
+                let re = if k % 13 == 0 {
+                    -0.0
+                } else {
+                    (k % 29) as f64 * 0.5 - 7.0
+                };
+                let im = if k % 17 == 0 {
+                    f64::INFINITY
+                } else {
+                    -((k % 11) as f64) * 0.25
+                };
+                crate::element::c64::new(re, im)
+            },
+            |[x, y]| x.times(y).plus(x),
+            |v| u128::from(v.re.to_bits()) << 64 | u128::from(v.im.to_bits()),
         );
     }
 
