@@ -7,7 +7,6 @@
 use crate::element::{Element, Kind};
 use crate::exec::gemm::GemmPlan;
 use crate::exec::step::Step;
-use crate::operand::access::Mode;
 
 use super::error::CudaError;
 use super::stats::Counters;
@@ -168,11 +167,7 @@ fn calls_of<T: Element, const L: usize>(
         return None;
     }
     let batch_stride = |matrix: usize| batch_var.map_or(0, |var| plan.strides[matrix][var]);
-    let beta = match step.mode() {
-        Mode::Assign => T::ZERO,
-        Mode::Add => T::ONE,
-        Mode::Scale(beta) => beta,
-    };
+    let beta = step.mode().beta();
     let bases = [
         step.operands()[0].base,
         step.operands()[1].base,
@@ -345,7 +340,7 @@ mod tests {
     use super::*;
     use crate::element::c64;
     use crate::exec::step::Axis;
-    use crate::operand::access::{Operand, TargetShared};
+    use crate::operand::access::{Mode, Operand, TargetShared};
     use crate::tensor::{Tensor, TensorView};
 
     /// A small deterministic generator (xorshift), so failures reproduce from the case number.

@@ -1,11 +1,11 @@
 //! Thin matrix products → C, on one thread, in AVX-512: `C = α·A·B (+ β·C)` where each row of
 //! C fits two vectors (n ≤ 32 `f32`s or 16 `f64`s; or each column, by the transposed
 //! product), twelve vectors of sums at once (12 rows of one vector or 6 of two). Invariant:
-//! every element of C
-//! is its terms summed in increasing order of the inner index, each by one fused
-//! multiply-add, then times α (and plus β times the old value where β ≠ 0): the same bits
-//! whatever block of rows it falls in.
+//! every element of C is its terms summed in increasing order of the inner index, each by one
+//! fused multiply-add, then times α (and plus β times the old value where β ≠ 0): the same
+//! bits whatever block of rows it falls in.
 
+use super::Element;
 use std::arch::x86_64::{
     __m512, __m512d, __mmask16, __mmask8, _mm512_add_pd, _mm512_add_ps, _mm512_fmadd_pd,
     _mm512_fmadd_ps, _mm512_mask_storeu_pd, _mm512_mask_storeu_ps, _mm512_maskz_loadu_pd,
@@ -15,15 +15,13 @@ use std::arch::x86_64::{
 
 /// An element type of which one AVX-512 vector holds `LANES`. Each function must be called
 /// only where the CPU has AVX-512 F (they are inlined into [`product`], compiled for it).
-pub(super) trait Lanes: Copy + PartialEq + 'static {
+pub(super) trait Lanes: Element {
     /// Elements in one vector.
     const LANES: usize;
     /// The vector.
     type Vector: Copy;
     /// A mask of the first lanes.
     type Mask: Copy;
-    /// The zero of the type.
-    const ZERO: Self;
     /// The first `n ≤ LANES` lanes.
     fn first(n: usize) -> Self::Mask;
     /// Every lane zero.
@@ -37,9 +35,9 @@ pub(super) trait Lanes: Copy + PartialEq + 'static {
     /// `x·y + z` in each lane, rounded once.
     unsafe fn fma(x: Self::Vector, y: Self::Vector, z: Self::Vector) -> Self::Vector;
     /// `x·y` in each lane.
-    unsafe fn mul(x: Self::Vector, y: Self::Vector) -> Self::Vector;
+    unsafe fn mul_lanes(x: Self::Vector, y: Self::Vector) -> Self::Vector;
     /// `x + y` in each lane.
-    unsafe fn add(x: Self::Vector, y: Self::Vector) -> Self::Vector;
+    unsafe fn add_lanes(x: Self::Vector, y: Self::Vector) -> Self::Vector;
 }
 
 macro_rules! lanes {
@@ -49,7 +47,6 @@ macro_rules! lanes {
             const LANES: usize = $lanes;
             type Vector = $vector;
             type Mask = $mask;
-            const ZERO: Self = 0.0;
             #[inline(always)]
             fn first(n: usize) -> $mask {
                 ((1u32 << n.min($lanes)) - 1) as $mask
@@ -77,11 +74,11 @@ macro_rules! lanes {
                 unsafe { $fmadd(x, y, z) }
             }
             #[inline(always)]
-            unsafe fn mul(x: $vector, y: $vector) -> $vector {
+            unsafe fn mul_lanes(x: $vector, y: $vector) -> $vector {
                 unsafe { $mul(x, y) }
             }
             #[inline(always)]
-            unsafe fn add(x: $vector, y: $vector) -> $vector {
+            unsafe fn add_lanes(x: $vector, y: $vector) -> $vector {
                 unsafe { $add(x, y) }
             }
         }
@@ -226,6 +223,7 @@ unsafe fn product<T: Lanes>(
 }
 
 /// Rows of C from `c` on and the rows of A they take (see [`product`]).
+#[derive(Clone, Copy)]
 struct Block<T: Lanes> {
     k: usize,
     a: (*const T, isize, isize),
@@ -276,9 +274,10 @@ impl<T: Lanes> Block<T> {
                 let slot = c.wrapping_offset(r as isize * rsc);
                 for (v, sum) in sums.into_iter().enumerate() {
                     let (mask, slot) = (masks[v], lanes(slot, v).cast_mut());
-                    let mut value = T::mul(alpha, sum);
+                    let mut value = T::mul_lanes(alpha, sum);
                     if beta != T::ZERO {
-                        value = T::add(T::mul(T::splat(beta), T::load(mask, slot)), value);
+                        value =
+                            T::add_lanes(T::mul_lanes(T::splat(beta), T::load(mask, slot)), value);
                     }
                     T::store(mask, slot, value);
                 }
@@ -286,14 +285,6 @@ impl<T: Lanes> Block<T> {
         }
     }
 }
-
-impl<T: Lanes> Clone for Block<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T: Lanes> Copy for Block<T> {}
 
 #[cfg(test)]
 mod tests {

@@ -39,6 +39,12 @@ const GEMM_THRESHOLD: usize = 32 * 32 * 32;
 // transposed. Thinner calls (a matrix times a vector) keep the loop nest below the threshold.
 const SMALL_GEMM_SIDE: usize = 8;
 
+/// Whether a product of these m, n and k is run as a GEMM rather than a loop nest.
+fn worth_a_gemm(sides: [usize; 3]) -> bool {
+    sides.iter().product::<usize>() >= GEMM_THRESHOLD
+        || sides.iter().all(|&side| side >= SMALL_GEMM_SIDE)
+}
+
 /// [`contract`] for a statement whose only step runs on the host, once the operands are
 /// detached from the target and the step is proven (`step::with_detached`). A small product
 /// of two matrices goes straight to its one call instead (`small_product`).
@@ -134,23 +140,24 @@ fn small_product<T: Element, const L: usize>(
         return false;
     }
     let (m, n, k) = (extents[m_var], extents[n_var], extents[2]);
-    let worth = m.saturating_mul(n).saturating_mul(k) >= GEMM_THRESHOLD
-        || [m, n, k].iter().all(|&side| side >= SMALL_GEMM_SIDE);
-    let small = m.min(n) <= THIN_SIDE && m.saturating_mul(n).saturating_mul(k) < PARALLEL_GEMM_WORK;
     let [c_strides, a_strides, b_strides] = strides;
-    let unit =
-        |rows: isize, columns: isize| rows.unsigned_abs() == 1 || columns.unsigned_abs() == 1;
-    let settled = unit(a_strides[m_var], a_strides[2])
-        && unit(b_strides[2], b_strides[n_var])
-        && c_strides[n_var].unsigned_abs() == 1;
-    if !(worth && small && k <= GROUP && settled) {
+    // The GEMM's dimensions as the plan would merge them (one loop each), strides in A, B, C.
+    let dimension = |var: usize, extent: usize| Dimension {
+        extent,
+        strides: [a_strides[var], b_strides[var], c_strides[var]],
+    };
+    let (m_dim, n_dim, k_dim) = (dimension(m_var, m), dimension(n_var, n), dimension(2, k));
+    // Nothing a copy would improve (`packed_layouts` settles at once): a unit stride in each
+    // matrix, and C's along its rows.
+    let settled = strided_matrices(m_dim, n_dim, k_dim) == 0 && n_dim.steps_by_one(2);
+    if !(worth_a_gemm([m, n, k]) && small_call(m, n, k) && k <= GROUP && settled) {
         return false;
     }
     // Distinct points of C, distinct elements: along C's rows the stride is ±1 (checked
     // above), so its rows hold distinct elements, and its row stride passes a whole row.
     let (row, column) = (
-        c_strides[m_var].unsigned_abs(),
-        c_strides[n_var].unsigned_abs(),
+        m_dim.strides[2].unsigned_abs(),
+        n_dim.strides[2].unsigned_abs(),
     );
     if row < column.saturating_mul(n) {
         return false;
@@ -174,11 +181,7 @@ fn small_product<T: Element, const L: usize>(
     if !apart(a_bytes) || !apart(b_bytes) {
         return false;
     }
-    let beta = match step.mode {
-        Mode::Assign => T::ZERO,
-        Mode::Add => T::ONE,
-        Mode::Scale(beta) => beta,
-    };
+    let beta = step.mode.beta();
     // SAFETY: every element the three layouts reach over the loops' extents lies inside its
     // buffer (each access's lowest and highest offset were checked against its length, and
     // its offset is an element's, so each pointer below is non-null and aligned); the
@@ -194,21 +197,21 @@ fn small_product<T: Element, const L: usize>(
             step.alpha,
             (
                 a.raw.data.wrapping_offset(a.raw.offset),
-                a_strides[m_var],
-                a_strides[2],
+                m_dim.strides[0],
+                k_dim.strides[0],
             ),
             (
                 b.raw.data.wrapping_offset(b.raw.offset),
-                b_strides[2],
-                b_strides[n_var],
+                k_dim.strides[1],
+                n_dim.strides[1],
             ),
             beta,
             (
                 step.target
                     .data_mut()
                     .wrapping_offset(step.target.raw.offset),
-                c_strides[m_var],
-                c_strides[n_var],
+                m_dim.strides[2],
+                n_dim.strides[2],
             ),
             conj,
         );
@@ -248,11 +251,7 @@ pub(super) fn contract_loops<T: Element, const L: usize>(step: Step<'_, T, L, 2>
                 }
         }
     };
-    let worth_a_call = |sides: [usize; 3]| {
-        sides.iter().product::<usize>() >= GEMM_THRESHOLD
-            || sides.iter().all(|&side| side >= SMALL_GEMM_SIDE)
-    };
-    let Some(plan) = GemmPlan::planned(&step, worth_a_call, Merge::Longest).filter(|_| gemm_takes)
+    let Some(plan) = GemmPlan::planned(&step, worth_a_gemm, Merge::Longest).filter(|_| gemm_takes)
     else {
         // One body per case, so the loop nest's body has no branch.
         return match conj {
@@ -715,7 +714,11 @@ const THIN_SIDE: usize = 32;
 /// block of it, so the kernel, and so every element's bits, are the same on any number of
 /// threads.
 fn small_calls<const L: usize>(plan: &GemmPlan<L>) -> bool {
-    let (m, n, k) = (plan.m.extent, plan.n.extent, plan.k.extent);
+    small_call(plan.m.extent, plan.n.extent, plan.k.extent)
+}
+
+/// Whether a call of this m, n and k is small ([`small_calls`]).
+fn small_call(m: usize, n: usize, k: usize) -> bool {
     m.min(n) <= THIN_SIDE && m.saturating_mul(n).saturating_mul(k) < PARALLEL_GEMM_WORK
 }
 
@@ -911,11 +914,7 @@ impl<T: Element, const L: usize> Calls<'_, T, L> {
         let (m, n) = (block.rows.len(), block.columns.len());
         let c = (self.c, plan.m.strides[2], plan.n.strides[2]);
         if sums.saturating_mul(k) <= GROUP {
-            let first = match self.mode {
-                Mode::Assign => T::ZERO,
-                Mode::Add => T::ONE,
-                Mode::Scale(beta) => beta,
-            };
+            let first = self.mode.beta();
             for (number, (at, depth)) in pieces().enumerate() {
                 let beta = if number == 0 { first } else { T::ONE };
                 // SAFETY: `at` comes from the walk above; C is this call's part of the target.

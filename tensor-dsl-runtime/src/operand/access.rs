@@ -22,6 +22,17 @@ pub enum Mode<T> {
     Scale(T),
 }
 
+impl<T: Element> Mode<T> {
+    /// The β of `target = β · target + value` that this mode is: 0, 1 or its own.
+    pub(crate) fn beta(self) -> T {
+        match self {
+            Mode::Assign => T::ZERO,
+            Mode::Add => T::ONE,
+            Mode::Scale(beta) => beta,
+        }
+    }
+}
+
 /// What every access of a statement holds: a pointer into a buffer of `len` elements, the
 /// layout it is read or written through (`offset + Σ index·stride`), and the memory the buffer
 /// is in. Nothing here is proven: `Step::new` checks every offset a loop nest reaches against
