@@ -114,6 +114,40 @@ fn contractions_whose_target_groups_do_not_merge_copy_the_target_too() {
 }
 
 #[test]
+fn contractions_whose_calls_would_scatter_the_target_run_in_panels() {
+    // `z[a, b, c, d, e, f] = x[d, e, g, a] · y[g, f, b, c]` (TCCG's abcdef-dega-gfbc): every
+    // GEMM call would have C's rows and columns apart, and C's runs (f) are too short to copy
+    // C for, so the host packs panels of x and y and writes each tile where it lies. Odd
+    // extents, every assignment mode, NaN in a target that `=` must not read, a target that is
+    // a permuted view, `f32` and `f64`.
+    fn check<T: tensor_dsl::Real>(rtol: f64) {
+        let (n, ng) = ([5, 7, 6, 3, 4, 9], 40);
+        let x = data::<T>(&[n[3], n[4], ng, n[0]], 0);
+        let y = data::<T>(&[ng, n[5], n[1], n[2]], 1);
+        let product = reference(&n, |ix| {
+            sum_over(&[ng], |r| {
+                at(&x, &[ix[3], ix[4], r[0], ix[0]]) * at(&y, &[r[0], ix[5], ix[1], ix[2]])
+            })
+        });
+        let mut z = Tensor::<T>::from_fn(&n, |_| T::from_f64(f64::NAN));
+        tensor! { z[a, b, c, d, e, f] = x[d, e, g, a] * y[g, f, b, c]; }
+        assert_close(&z, &product, rtol);
+        tensor! { z[a, b, c, d, e, f] += 2 * x[d, e, g, a] * y[g, f, b, c]; }
+        assert_close(&z, &reference(&n, |ix| 3.0 * at(&product, ix)), rtol);
+        let half = T::from_f64(0.5);
+        tensor! { z[a, b, c, d, e, f] = half * z[a, b, c, d, e, f] - x[d, e, g, a] * y[g, f, b, c]; }
+        assert_close(&z, &reference(&n, |ix| 0.5 * at(&product, ix)), rtol);
+        let mut stored = Tensor::<T>::zeros([n[5], n[4], n[3], n[2], n[1], n[0]]);
+        let reversed = stored.view_mut().permuted_axes(&[5, 4, 3, 2, 1, 0]);
+        tensor! { reversed[a, b, c, d, e, f] = x[d, e, g, a] * y[g, f, b, c]; }
+        let back = stored.view().permuted_axes(&[5, 4, 3, 2, 1, 0]).to_tensor();
+        assert_close(&back, &product, rtol);
+    }
+    check::<f64>(1e-12);
+    check::<f32>(1e-4);
+}
+
+#[test]
 fn matmul_f32_and_zero_sized_results() {
     for &(m, n, k) in &[(7, 13, 1), (0, 3, 4), (5, 0, 2), (13, 7, 13)] {
         let a = data::<f32>(&[m, k], 2);

@@ -180,6 +180,14 @@ pub trait Element:
         conj: [bool; 2],
         parallel: bool,
     );
+    /// The columns of C one [`Element::small_gemm`] call takes on the runtime's own kernel
+    /// when B's and C's rows are contiguous (`element::thin`: two AVX-512 vectors), or `None`
+    /// where there is no such kernel (other types, or a CPU without AVX-512): the width of the
+    /// panels a contraction in panels (`exec::panels`) cuts C's columns into.
+    #[doc(hidden)]
+    fn tile_columns() -> Option<usize> {
+        None
+    }
     /// [`Element::gemm`] on one thread, for a call with a side of at most 32 and little work.
     /// `f32` and `f64` take the runtime's own AVX-512 kernel where the CPU has it and C's
     /// rows (or columns) and B's rows (or A's columns) are contiguous (`element::thin`: on
@@ -387,6 +395,12 @@ macro_rules! impl_float {
             ) {
                 // SAFETY: forwarded from this function's contract.
                 unsafe { gemm_crate(m, k, n, alpha, (a, rsa, csa), (b, rsb, csb), beta, (c, rsc, csc), conj, parallel) }
+            }
+            fn tile_columns() -> Option<usize> {
+                #[cfg(target_arch = "x86_64")]
+                return thin::columns::<Self>();
+                #[cfg(not(target_arch = "x86_64"))]
+                None
             }
             unsafe fn small_gemm(
                 m: usize,

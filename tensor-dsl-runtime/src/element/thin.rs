@@ -150,6 +150,11 @@ pub(super) unsafe fn gemm<T: Lanes>(
     }
 }
 
+/// The widest C whose rows [`gemm`] takes on this CPU: two vectors, where it has AVX-512 F.
+pub(super) fn columns<T: Lanes>() -> Option<usize> {
+    std::arch::is_x86_feature_detected!("avx512f").then_some(WIDEST * T::LANES)
+}
+
 /// The most vectors a row of C takes.
 const WIDEST: usize = 2;
 

@@ -35,6 +35,7 @@ pub(crate) mod loop_nest;
 #[cfg(feature = "matrix")]
 pub(crate) mod matrix;
 pub mod network;
+pub(crate) mod panels;
 pub(crate) mod parallel;
 #[cfg(tdsl_unoptimized)]
 pub mod prebuilt;
