@@ -23,6 +23,10 @@ pub(super) const DEEPEST: usize = 512;
 /// level while every panel passes over it.
 const BLOCK_BYTES: usize = 96 << 10;
 
+/// Blocks of rows per thread at least, where threads share the work: blocks of different
+/// cost (the last one short) even out between them.
+const SHARES: usize = 4;
+
 /// Rows the thin kernel sums at once (its twelve vectors of sums, one per row): blocks of rows
 /// are multiples of it.
 const KERNEL_ROWS: usize = 12;
@@ -87,7 +91,7 @@ impl<T: Element> Panels<'_, T> {
     fn run(&self, rows: std::ops::Range<usize>) {
         let inner = self.inner_offsets.len();
         let width = self.width;
-        let mut scratch = Scratch::<T>::with_lengths([self.block * inner, self.block * width]);
+        let mut scratch = Scratch::<T>::with_lengths([self.block * inner, KERNEL_ROWS * width]);
         let [packed_rows, tile] = scratch.buffers() else {
             unreachable!("two buffers were requested")
         };
@@ -117,35 +121,41 @@ impl<T: Element> Panels<'_, T> {
             for (panel, runs) in self.runs.iter().enumerate() {
                 let columns = runs.iter().map(|&(_, length, _)| length).sum::<usize>();
                 let packed = &self.packed[panel * inner * width..(panel + 1) * inner * width];
-                // SAFETY: A is the packed block (`height × inner`, column-major), B the panel
-                // (`inner × columns`, rows `width` apart), C the tile (`height × columns`, rows
-                // `width` apart): all this function's own buffers, none overlapping another.
-                unsafe {
-                    T::small_gemm(
-                        height,
-                        inner,
-                        columns,
-                        self.alpha,
-                        (packed_rows.as_ptr(), 1, height as isize),
-                        (packed.as_ptr(), width as isize, 1),
-                        T::ZERO,
-                        (tile.as_mut_ptr(), width as isize, 1),
-                        self.conj,
-                    )
-                };
-                for (r, sums) in tile.chunks(width).take(height).enumerate() {
-                    let row = self.row_offsets[1][start + r];
-                    for &(first, length, offset) in runs {
-                        // SAFETY: the step proved every offset of the target over its loops
-                        // inside its buffer, and a row's and a column's offsets are such sums;
-                        // no other part writes this row (disjoint blocks).
-                        unsafe {
-                            combine_run(
-                                self.mode,
-                                self.c.offset(row + offset),
-                                &sums[first..first + length],
-                            )
-                        };
+                // The kernel's rows at a time, each tile combined into C before the next is
+                // summed, so C's stores drain while the kernel runs.
+                for first_row in (0..height).step_by(KERNEL_ROWS) {
+                    let rows = (height - first_row).min(KERNEL_ROWS);
+                    // SAFETY: A is rows `first_row..` of the packed block (`height × inner`,
+                    // column-major), B the panel (`inner × columns`, rows `width` apart), C the
+                    // tile (`rows × columns`, rows `width` apart): all this function's own
+                    // buffers, none overlapping another.
+                    unsafe {
+                        T::small_gemm(
+                            rows,
+                            inner,
+                            columns,
+                            self.alpha,
+                            (packed_rows.as_ptr().add(first_row), 1, height as isize),
+                            (packed.as_ptr(), width as isize, 1),
+                            T::ZERO,
+                            (tile.as_mut_ptr(), width as isize, 1),
+                            self.conj,
+                        )
+                    };
+                    for (r, sums) in tile.chunks(width).take(rows).enumerate() {
+                        let row = self.row_offsets[1][start + first_row + r];
+                        for &(first, length, offset) in runs {
+                            // SAFETY: the step proved every offset of the target over its
+                            // loops inside its buffer, and a row's and a column's offsets are
+                            // such sums; no other part writes this row (disjoint blocks).
+                            unsafe {
+                                combine_run(
+                                    self.mode,
+                                    self.c.offset(row + offset),
+                                    &sums[first..first + length],
+                                )
+                            };
+                        }
                     }
                 }
             }
@@ -301,18 +311,21 @@ pub(super) fn contract<T: Element, const L: usize>(
             runs
         })
         .collect();
+    let threads = rayon::current_num_threads();
+    let parallel =
+        threads > 1 && rows.saturating_mul(columns).saturating_mul(inner) >= PARALLEL_GEMM_WORK;
     let block = {
         let fit = BLOCK_BYTES / (inner.max(1) * size_of::<T>());
-        (fit / KERNEL_ROWS * KERNEL_ROWS).clamp(KERNEL_ROWS, rows.next_multiple_of(KERNEL_ROWS))
+        // With threads, at least `SHARES` blocks each, which the pool balances between them.
+        let share = if parallel {
+            rows.div_ceil(threads * SHARES)
+        } else {
+            rows
+        };
+        (fit.min(share) / KERNEL_ROWS * KERNEL_ROWS)
+            .clamp(KERNEL_ROWS, rows.next_multiple_of(KERNEL_ROWS))
     };
     let blocks = rows.div_ceil(block);
-    let threads = rayon::current_num_threads();
-    let work = rows.saturating_mul(columns).saturating_mul(inner);
-    let parts = if work >= PARALLEL_GEMM_WORK {
-        threads.min(blocks)
-    } else {
-        1
-    };
     let mut packed = Scratch::<T>::with_lengths([panels * inner * width]);
     let [packed] = packed.buffers() else {
         unreachable!("one buffer was requested")
@@ -364,12 +377,10 @@ pub(super) fn contract<T: Element, const L: usize>(
             block,
             rows_along_rows,
         };
-        let part_rows = |part: usize| {
-            let (first, last) = (blocks * part / parts, blocks * (part + 1) / parts);
-            first * block..(last * block).min(rows)
-        };
-        if parts > 1 {
-            for_each_part(parts, &|part| work.run(part_rows(part)));
+        if parallel {
+            for_each_part(blocks, &|number| {
+                work.run(number * block..((number + 1) * block).min(rows))
+            });
         } else {
             work.run(0..rows);
         }
