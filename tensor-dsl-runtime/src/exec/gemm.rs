@@ -487,9 +487,8 @@ pub(crate) enum Weighing {
     /// [`CALL_COST`], each element of a matrix without a unit stride in the call (A, B or C),
     /// which the crate gathers element by element, [`STRIDED_ELEMENT_COST`] per call (a
     /// strided C alone measured 0.4–0.6× the speed of the same calls on a unit-stride one;
-    /// with A strided too, under 0.2×), and calls that sum into one C and thin calls their
-    /// share (a column-major C costs nothing more: its calls run transposed, see
-    /// `Calls::gemm_into`). Copying nothing is a
+    /// with A strided too, under 0.2×), and calls that sum into one C, a column-major C and
+    /// thin calls their share. Copying nothing is a
     /// candidate too: calls on unit strides run at 0.9–1.0× one large GEMM's speed from 32³ up,
     /// so a copy of an operand that already has a unit stride rarely pays.
     HostTime,
@@ -526,7 +525,8 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         Weighing::FewestCalls { .. } => plan.calls(extents),
         Weighing::HostTime => plan.host_time(extents, copies, copied, size_of::<T>()),
     };
-    // One call per batch on unit strides: nothing a copy could improve
+    // One call per batch on unit strides (a column-major C's one call runs transposed, as
+    // fast as a row-major one): nothing a copy could improve
     // (asked before any candidate is planned, so small products pay nothing for the question).
     let settled = match weighing {
         Weighing::FewestCalls { .. } => true,
@@ -1306,6 +1306,14 @@ impl<const L: usize> GemmPlan<L> {
                 .saturating_mul(c_elements)
                 .saturating_mul(PACKING_REUSE / 2),
         );
+        // A C stepping by one element only down its columns ran slower (0.8–0.9× on the same
+        // calls with unit-stride rows). Such calls now run transposed (`Calls::gemm_into`),
+        // but their operands are then read across their rows, which measured slower still
+        // on TCCG's `abc-acd-db` (64 calls of 64 × 64 × 1024 with A column-major: 0.4×
+        // the plan that copies C), so the weight stays.
+        if self.c_by_columns() {
+            time = time.saturating_add(work / 8);
+        }
         // Calls thinner than the kernel's blocks leave part of each block idle: 0.6–0.85×
         // a large GEMM's speed for sides of 12 to 16 (each side short of 32 costs work ×
         // shortfall / 64).
@@ -1314,6 +1322,11 @@ impl<const L: usize> GemmPlan<L> {
             time = time.saturating_add((work / 64).saturating_mul(shortfall));
         }
         time
+    }
+
+    /// Whether C steps by one element down its columns only (no unit stride along n).
+    fn c_by_columns(&self) -> bool {
+        !self.n.steps_by_one(2) && self.m.steps_by_one(2)
     }
 
     /// How many GEMM calls the plan makes.
