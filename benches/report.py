@@ -91,7 +91,12 @@ def ratios(run, numpy):
     bars = []
     for group in sorted({group for group, _ in run}):
         ours = run.get((group, "tensor!"))
-        others = [(rate, f) for (g, f), (rate, _) in run.items() if g == group and f != "tensor!"]
+        # Other forms of a statement (`tensor! …`) are not comparators.
+        others = [
+            (rate, f)
+            for (g, f), (rate, _) in run.items()
+            if g == group and not f.startswith("tensor!")
+        ]
         if not ours or not others:
             continue
         rate, best = max(others)

@@ -707,6 +707,9 @@ fn small_matrices(c: &mut Criterion) {
         g.bench_function("tensor!", |bench| {
             bench.iter(|| tensor! { r[i, j] = a[i, k] * b[k, j]; })
         });
+        g.bench_function("tensor!, factors the other way round", |bench| {
+            bench.iter(|| tensor! { r[i, j] = b[k, j] * a[i, k]; })
+        });
         g.bench_function("naive loop", |bench| {
             let mut out = vec![0.0f32; n * n];
             let (a, b) = (a.as_slice(), b.as_slice());
