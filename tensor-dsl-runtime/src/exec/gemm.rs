@@ -62,12 +62,13 @@ pub fn contract_detached<T: Element, const L: usize>(step: Unproven<'_, T, L, 2>
 /// position); host memory, whole elements, no operand read in place; a small call
 /// ([`small_calls`], no more than [`GROUP`] deep, worth a GEMM); a unit stride in each matrix
 /// and along C's rows (nothing a copy would improve), or down C's columns where the thin
-/// kernel takes the call the other way round (`Cᵀ = Bᵀ·Aᵀ`). It checks what `Step::new` proves of
-/// such a step, in a few comparisons: every element the loops reach is inside its buffer,
-/// no two points of C share an element, and C's elements share no address with A's or B's
-/// (else the general path detaches the operand). The call is then the one `run_gemms` makes
-/// for the step, with the same strides, so the bits are the same. Otherwise it touches
-/// nothing and returns `false`. Skipping the general path's detaching, proof and plan is
+/// kernel takes the call the other way round (`Cᵀ = Bᵀ·Aᵀ`). It checks what `Step::new`
+/// proves of such a step, in a few comparisons: every element the loops reach is inside its
+/// buffer, no two points of C share an element, and C's elements share no address with A's
+/// or B's (else the general path detaches the operand). The call is then the one `run_gemms`
+/// makes for the step, with the same strides (or, the other way round, the one the thin
+/// kernel makes of `run_gemms`'s transposed call), so the bits are the same. Otherwise it
+/// touches nothing and returns `false`. Skipping the general path's detaching, proof and plan is
 /// most of a 16 × 16 product's time.
 fn small_product<T: Element, const L: usize>(
     step: &Unproven<'_, T, L, 2>,
@@ -312,13 +313,15 @@ fn in_panels<T: Element, const L: usize>(
     plan: &GemmPlan<L>,
     packing: Option<Packing<L>>,
 ) -> Option<[Role; L]> {
-    let inner: usize = plan.k.extent
-        * plan
-            .summed
-            .iter()
-            .map(|&var| step.extents()[var])
-            .product::<usize>();
-    if !super::panels::suits::<T>(inner) {
+    let roles = roles(step)?;
+    let side = |role: Role| -> usize {
+        (0..L)
+            .filter(|&var| roles[var] == role)
+            .map(|var| step.extents()[var])
+            .product()
+    };
+    let sides = [Role::Left, Role::Right, Role::Contracted].map(side);
+    if !super::panels::suits::<T>(sides) {
         return None;
     }
     let (layouts, merge) = match packing {
@@ -328,7 +331,6 @@ fn in_panels<T: Element, const L: usize>(
     if layouts[2].is_some() {
         return None;
     }
-    let roles = roles(step)?;
     let [a, b] = step.operands();
     let strides = [
         layouts[0].unwrap_or(a.strides),

@@ -1,7 +1,8 @@
 //! How a statement runs: the [`Step`](step::Step) proof, the only door to the engines (loop
-//! nests, GEMM calls, networks of pairwise contractions), and the `Backend` trait through which
-//! generated code sends each step to the host or to a device; beside them the matrix
-//! operations (`matrix.rs`, on `faer`, feature `matrix`). Imports `tensor` and `operand`.
+//! nests, GEMM calls, panels, networks of pairwise contractions), and the `Backend` trait
+//! through which generated code sends each step to the host or to a device; beside them the
+//! matrix operations (`matrix.rs`, on `faer`, feature `matrix`). Imports `tensor` and
+//! `operand`.
 
 /// `$run` with `$step` padded ([`Step::padded`](step::Step::padded)) from its `$loops` loops
 /// to `$m`, the first of 2, 4, 8, 16, 32 and 64 that holds them. The engines that take it

@@ -52,10 +52,19 @@ fn flattened<const L: usize, const N: usize>(
     offsets
 }
 
-/// Whether a step of this inner dimension (the product of its contracted extents) can run in
-/// panels on the host: at most [`DEEPEST`] deep, and the type has the thin kernel.
-pub(super) fn suits<T: Element>(inner: usize) -> bool {
-    inner <= DEEPEST && T::tile_columns().is_some()
+/// The most rows, and the most columns, taken: each has a table of offsets (two `isize`s an
+/// entry), so these cap their memory at 32 MiB.
+const LONGEST_SIDE: usize = 1 << 20;
+
+/// Whether a step whose rows, columns and inner dimension (the products of its left, right
+/// and contracted extents) are `[rows, columns, inner]` can run in panels on the host: at most
+/// [`DEEPEST`] deep, at most [`LONGEST_SIDE`] rows and columns, and the type has the thin
+/// kernel.
+pub(super) fn suits<T: Element>([rows, columns, inner]: [usize; 3]) -> bool {
+    inner <= DEEPEST
+        && rows <= LONGEST_SIDE
+        && columns <= LONGEST_SIDE
+        && T::tile_columns().is_some()
 }
 
 /// The raw pointers a part of the work needs, shareable between threads.
@@ -489,7 +498,7 @@ mod tests {
 
     /// Every case in `f64` and `f32`, every mode, one and two threads (the same bits).
     fn each_case<T: Real + std::fmt::Debug>(from: fn(f64) -> T) {
-        if !suits::<T>(1) {
+        if !suits::<T>([1; 3]) {
             // No thin kernel on this CPU: the host never runs a step in panels.
             return;
         }
