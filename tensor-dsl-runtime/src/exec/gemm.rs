@@ -299,11 +299,12 @@ pub(super) fn contract_loops<T: Element, const L: usize>(step: Step<'_, T, L, 2>
     }
 }
 
-/// The loops' roles if the step runs in panels ([`super::panels`]) rather than as the GEMM calls of
-/// `plan` after `packing`: where those calls would leave C where it lies without a unit
-/// stride along their rows or columns (so each call gathers and scatters C element by element,
-/// and no copy of C was worth its cost), the inner dimension is at most `panels::DEEPEST`
-/// deep, and the type has the thin kernel. Measured (one thread, f32, AVX-512): the TCCG
+/// The loops' roles if the step runs in panels ([`super::panels`]) rather than as the GEMM
+/// calls of `plan` after `packing`: where those calls would leave C where it lies without a
+/// unit stride along their rows or columns (so each call gathers and scatters C element by
+/// element, and no copy of C was worth its cost), and `panels::suits` the step's sides (an
+/// inner dimension at most 512 deep, rows and columns its tables hold, a type with the thin
+/// kernel). Measured (one thread, f32, AVX-512): the TCCG
 /// benchmark `abcdef-dega-gfbc`, whose C is scattered by every call, ran 1.40× faster in
 /// panels; the steps whose C is copied instead (`abcd-dbea-ec`, `abcde-efbad-cf`,
 /// `abc-dca-bd`) and those with a unit-stride C (GEMMs, batched products) ran 0.25–0.57× as
@@ -528,8 +529,8 @@ pub(crate) fn packed_layouts<T, const L: usize>(
         Weighing::HostTime => plan.host_time(extents, copies, copied, size_of::<T>()),
     };
     // One call per batch on unit strides (a column-major C's one call runs transposed, as
-    // fast as a row-major one): nothing a copy could improve
-    // (asked before any candidate is planned, so small products pay nothing for the question).
+    // fast as a row-major one): nothing a copy could improve (asked before any candidate is
+    // planned, so small products pay nothing for the question).
     let settled = match weighing {
         Weighing::FewestCalls { .. } => true,
         Weighing::HostTime => strided_matrices(plan.m, plan.n, plan.k) == 0,
