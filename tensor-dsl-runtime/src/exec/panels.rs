@@ -204,8 +204,9 @@ unsafe fn combine_run<T: Element>(mode: Mode<T>, slots: *mut T, values: &[T]) {
 }
 
 /// Runs a contraction step with `roles` ([`super::gemm::roles`]) in panels: the kernel's
-/// columns run along C's unit-stride loop (A and B change places where that loop is a row of
-/// the GEMM), the other operand ("rows") is packed a block at a time and the column operand
+/// columns run along C's shortest stride (A and B change places where that loop is a row of
+/// the GEMM, unless the operand holding it would then be packed across its own shortest
+/// stride), the other operand ("rows") is packed a block at a time and the column operand
 /// once per batch, and each tile is combined into C where it lies. Blocks of rows go to the
 /// pool's threads when the work is large; every element's arithmetic is the same either way.
 ///
