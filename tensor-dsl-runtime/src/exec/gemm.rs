@@ -314,6 +314,15 @@ fn in_panels<T: Element, const L: usize>(
     plan: &GemmPlan<L>,
     packing: Option<Packing<L>>,
 ) -> Option<[Role; L]> {
+    // Calls that scatter C: neither C's rows nor its columns step by one element.
+    let scatter = |plan: &GemmPlan<L>| !plan.m.steps_by_one(2) && !plan.n.steps_by_one(2);
+    match packing {
+        // Nothing copied: the calls are `plan`'s (asked first, as it costs nothing).
+        None if !scatter(plan) => return None,
+        // A copied C has unit strides.
+        Some(Packing { layouts, .. }) if layouts[2].is_some() => return None,
+        _ => {}
+    }
     let roles = roles(step)?;
     let side = |role: Role| -> usize {
         (0..L)
@@ -321,32 +330,29 @@ fn in_panels<T: Element, const L: usize>(
             .map(|var| step.extents()[var])
             .product()
     };
-    let sides = [Role::Left, Role::Right, Role::Contracted].map(side);
-    if !super::panels::suits::<T>(sides) {
+    if !super::panels::suits::<T>([Role::Left, Role::Right, Role::Contracted].map(side)) {
         return None;
     }
-    let (layouts, merge) = match packing {
-        Some(Packing { layouts, merge }) => (layouts, merge),
-        None => ([None; 3], Merge::Longest),
-    };
-    if layouts[2].is_some() {
-        return None;
+    if let Some(Packing { layouts, merge }) = packing {
+        let [a, b] = step.operands();
+        let strides = [
+            layouts[0].unwrap_or(a.strides),
+            layouts[1].unwrap_or(b.strides),
+            step.target().strides,
+        ];
+        let calls = GemmPlan::merged(
+            &roles,
+            step.extents(),
+            strides,
+            plan.work,
+            plan.batches,
+            merge,
+        );
+        if !scatter(&calls) {
+            return None;
+        }
     }
-    let [a, b] = step.operands();
-    let strides = [
-        layouts[0].unwrap_or(a.strides),
-        layouts[1].unwrap_or(b.strides),
-        step.target().strides,
-    ];
-    let runs = GemmPlan::merged(
-        &roles,
-        step.extents(),
-        strides,
-        plan.work,
-        plan.batches,
-        merge,
-    );
-    (!runs.m.steps_by_one(2) && !runs.n.steps_by_one(2)).then_some(roles)
+    Some(roles)
 }
 
 /// `C ← α op(A) op(B) + β C` as [`Element::gemm`], where one of A and B (`parts`) holds real

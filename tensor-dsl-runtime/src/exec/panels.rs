@@ -113,20 +113,13 @@ impl<T: Element> Panels<'_, T> {
             // buffer; `row + step` is one (a row's and a step's offsets are sums of whole
             // loops' values times strides, from the operand's base).
             let read = |row: isize, step: isize| unsafe { self.rows.offset(row + step).read() };
-            if self.rows_along_rows {
-                for (p, &step) in self.inner_offsets.iter().enumerate() {
-                    let column = &mut packed_rows[p * height..(p + 1) * height];
-                    for (slot, &row) in column.iter_mut().zip(row_offsets) {
-                        *slot = read(row, step);
-                    }
-                }
-            } else {
-                for (i, &row) in row_offsets.iter().enumerate() {
-                    for (p, &step) in self.inner_offsets.iter().enumerate() {
-                        packed_rows[p * height + i] = read(row, step);
-                    }
-                }
-            }
+            pack(
+                packed_rows,
+                height,
+                [row_offsets, self.inner_offsets],
+                self.rows_along_rows,
+                read,
+            );
             for (panel, runs) in self.runs.iter().enumerate() {
                 let columns = runs.iter().map(|&(_, length, _)| length).sum::<usize>();
                 let packed = &self.packed[panel * inner * width..(panel + 1) * inner * width];
@@ -169,6 +162,31 @@ impl<T: Element> Panels<'_, T> {
                 }
             }
             start += height;
+        }
+    }
+}
+
+/// `packed[p·leading + i] = read(outer[i], inner[p])` for every `i` and `p`: a block of rows
+/// (column-major) or a panel of columns (row-major), visited along `outer` (each `p` in turn)
+/// where `along_outer`, else along `inner`, whichever reads the operand in the shorter steps.
+fn pack<T>(
+    packed: &mut [T],
+    leading: usize,
+    [outer, inner]: [&[isize]; 2],
+    along_outer: bool,
+    read: impl Fn(isize, isize) -> T,
+) {
+    if along_outer {
+        for (p, &step) in inner.iter().enumerate() {
+            for (slot, &offset) in packed[p * leading..].iter_mut().zip(outer) {
+                *slot = read(offset, step);
+            }
+        }
+    } else {
+        for (i, &offset) in outer.iter().enumerate() {
+            for (p, &step) in inner.iter().enumerate() {
+                packed[p * leading + i] = read(offset, step);
+            }
         }
     }
 }
@@ -359,19 +377,13 @@ pub(super) fn contract<T: Element, const L: usize>(
         for panel in 0..panels {
             let offsets = &column_in_operand[panel * width..((panel + 1) * width).min(columns)];
             let packed = &mut packed[panel * inner * width..(panel + 1) * inner * width];
-            if columns_along_columns {
-                for (p, &step) in inner_in_columns.iter().enumerate() {
-                    for (slot, &column) in packed[p * width..].iter_mut().zip(offsets) {
-                        *slot = read(column, step);
-                    }
-                }
-            } else {
-                for (j, &column) in offsets.iter().enumerate() {
-                    for (p, &step) in inner_in_columns.iter().enumerate() {
-                        packed[p * width + j] = read(column, step);
-                    }
-                }
-            }
+            pack(
+                packed,
+                width,
+                [offsets, &inner_in_columns],
+                columns_along_columns,
+                read,
+            );
         }
         let work = Panels {
             rows: rows_data,
