@@ -1,9 +1,11 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the
-//! target, in blocks transposed in vector registers (AVX, detected at run time: 8 × 8 blocks
-//! of four-byte elements, 4 × 4 of eight-byte ones; the edges in SSE's 4 × 4 and 2 × 2, then
-//! element by element), for a target larger than the caches with its whole lines streamed
-//! around them (`stream_tile`); a run of a copy, contiguous on both sides → the target,
-//! around the caches (`stream_run`). Invariant:
+//! target, in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16
+//! blocks of four-byte elements and 8 × 8 of eight-byte ones, one cache line of each target
+//! row; AVX's 8 × 8 and 4 × 4; the edges in the narrower kernels down to SSE's 4 × 4 and
+//! 2 × 2, then element by element), each block's target lines asked for ahead of its stores,
+//! for a target larger than the caches with its whole lines streamed around them
+//! (`stream_tile`); a run of a copy, contiguous on both sides → the target, around the caches
+//! (`stream_run`). Invariant:
 //! elements are moved as bytes, never computed on, so every element type of those sizes is
 //! copied exactly, and every element named is read once and written once.
 
@@ -29,7 +31,7 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
     // SAFETY: forwarded from the caller; the kernels were chosen for `T`'s size and this CPU.
     unsafe {
         in_blocks(
-            &[(kernel.block, kernel.run), (kernel.edge_block, kernel.edge)],
+            kernel.tiers,
             source,
             source_stride,
             target,
@@ -145,7 +147,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     let lead = columns.min(line_lead(target));
     let per_line = LINE / size;
     let lines = (columns - lead) / per_line;
-    let whole_rows = rows / kernel.block * kernel.block;
+    let whole_rows = rows / kernel.block() * kernel.block();
     // SAFETY (whole block): each part below is a sub-tile of the caller's tile (a corner and a
     // shape inside it), with its strides, so the caller's guarantees hold for it. The streamed
     // part's rows start on a line boundary (`lead`, and the rows a whole number of lines
@@ -261,6 +263,32 @@ pub(crate) fn prefetch_run<T>(first: *const T, length: usize) {
     let _ = (first, length);
 }
 
+/// How far past a block the kernels ask for its target rows' lines: two lines, which
+/// measured best (one arrives late, three or more are evicted before their stores).
+const AHEAD: usize = 2 * LINE;
+
+/// Asks for the target's lines [`AHEAD`] bytes past `at` in each of `rows` rows (`stride`
+/// elements apart) to be loaded, so a kernel's stores, which each wait on their line when it
+/// is not in the first-level cache, find them there. Only a hint: a prefetch reads nothing and
+/// never faults, so any address may be named.
+#[inline(always)]
+fn prefetch_rows<T>(at: *const T, stride: isize, rows: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for row in 0..rows {
+        let line = at
+            .wrapping_offset(row as isize * stride)
+            .cast::<i8>()
+            .wrapping_add(AHEAD);
+        // SAFETY: as in `prefetch_run`.
+        #[allow(unused_unsafe)]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (at, stride, rows);
+}
+
 /// Orders this thread's earlier `stream_run` and `stream_tile` stores before its later stores
 /// (and, with them, before whatever hands the target on).
 pub(crate) fn fence() {
@@ -287,39 +315,64 @@ pub(crate) fn transposes<T>() -> bool {
     kernel::<T>().is_some()
 }
 
-/// The kernels for one element size: whole blocks in AVX registers, and smaller ones in SSE
-/// registers for a tile's edges.
+/// The kernels for one element size: whole blocks in the widest registers the CPU has, then
+/// smaller ones for a tile's edges, down to SSE's.
 #[derive(Clone, Copy)]
 struct Kernel {
-    block: usize,
-    run: Blocks,
-    /// As `run`, for whole lines of the target with non-temporal stores (`stream_tile`).
+    /// Each kernel with the side of its blocks, widest first.
+    tiers: &'static [(usize, Blocks)],
+    /// For whole lines of the target, with non-temporal stores (`stream_tile`), whole blocks
+    /// of the first tier's side. For four-byte elements AVX's, eight target rows at a time:
+    /// AVX-512's sixteen rows fill sixteen lines at once, which measured slower (more than the
+    /// core combines at once).
     stream: Blocks,
-    edge_block: usize,
-    edge: Blocks,
+}
+
+impl Kernel {
+    /// The side of the widest kernel's blocks.
+    fn block(self) -> usize {
+        self.tiers[0].0
+    }
 }
 
 /// The kernels for elements of `T`'s size on this CPU, if any.
 fn kernel<T>() -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        return match size_of::<T>() {
-            4 => Some(Kernel {
-                block: 8,
-                run: avx::blocks_4,
-                stream: avx::stream_blocks_4,
-                edge_block: 4,
-                edge: sse::blocks_4,
-            }),
-            8 => Some(Kernel {
-                block: 4,
-                run: avx::blocks_8,
-                stream: avx::stream_blocks_8,
-                edge_block: 2,
-                edge: sse::blocks_8,
-            }),
-            _ => None,
-        };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return match size_of::<T>() {
+                4 => Some(Kernel {
+                    tiers: &[
+                        (16, avx512::blocks_4),
+                        (8, avx::blocks_4),
+                        (4, sse::blocks_4),
+                    ],
+                    stream: avx::stream_blocks_4,
+                }),
+                8 => Some(Kernel {
+                    tiers: &[
+                        (8, avx512::blocks_8),
+                        (4, avx::blocks_8),
+                        (2, sse::blocks_8),
+                    ],
+                    stream: avx512::stream_blocks_8,
+                }),
+                _ => None,
+            };
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            return match size_of::<T>() {
+                4 => Some(Kernel {
+                    tiers: &[(8, avx::blocks_4), (4, sse::blocks_4)],
+                    stream: avx::stream_blocks_4,
+                }),
+                8 => Some(Kernel {
+                    tiers: &[(4, avx::blocks_8), (2, sse::blocks_8)],
+                    stream: avx::stream_blocks_8,
+                }),
+                _ => None,
+            };
+        }
     }
     None
 }
@@ -488,6 +541,11 @@ mod avx {
                 // `column` on, are the block's elements, which the caller vouches for.
                 // Unaligned loads and stores, and shuffles, move bits unchanged.
                 unsafe {
+                    super::prefetch_rows(
+                        target.wrapping_offset(row as isize * target_stride + column as isize),
+                        target_stride,
+                        8,
+                    );
                     let rows_out = rows_of_8x8!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
@@ -598,6 +656,11 @@ mod avx {
                 let base = source.wrapping_offset(row as isize + column as isize * source_stride);
                 // SAFETY: as in `blocks_4`, for 4 × 4 blocks.
                 unsafe {
+                    super::prefetch_rows(
+                        target.wrapping_offset(row as isize * target_stride + column as isize),
+                        target_stride,
+                        4,
+                    );
                     let rows_out = rows_of_4x4!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
@@ -642,6 +705,209 @@ mod avx {
     }
 }
 
+/// Kernels in AVX-512 registers: one block is a cache line of each of its target rows.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    /// The sixteen rows of the 16 × 16 block of `f32`s whose columns start at `base`, `stride`
+    /// apart: sixteen loads and 64 shuffles (a macro, as `avx`'s `rows_of_8x8`).
+    macro_rules! rows_of_16x16 {
+        ($base:expr, $stride:expr) => {{
+            let (base, stride): (*const f32, isize) = ($base, $stride);
+            let v: [__m512; 16] =
+                std::array::from_fn(|c| _mm512_loadu_ps(base.offset(c as isize * stride)));
+            // Pairs of columns interleaved: within each 128-bit lane `j`, elements `4j` and
+            // `4j + 1` (`lo`), `4j + 2` and `4j + 3` (`hi`) of columns `2p` and `2p + 1`.
+            let t: [__m512; 16] = std::array::from_fn(|i| {
+                let (p, high) = (i / 2, i % 2 == 1);
+                if high {
+                    _mm512_unpackhi_ps(v[2 * p], v[2 * p + 1])
+                } else {
+                    _mm512_unpacklo_ps(v[2 * p], v[2 * p + 1])
+                }
+            });
+            // Quads: `u[4g + q]` holds, in lane `j`, element `4j + q` of columns `4g..4g + 4`.
+            let u: [__m512; 16] = std::array::from_fn(|i| {
+                let (g, q) = (i / 4, i % 4);
+                let (x, y) = (t[4 * g + q / 2], t[4 * g + 2 + q / 2]);
+                if q % 2 == 0 {
+                    _mm512_shuffle_ps::<0x44>(x, y)
+                } else {
+                    _mm512_shuffle_ps::<0xEE>(x, y)
+                }
+            });
+            // Lanes gathered: `w[8h + 4s + q]` holds elements `4s + q` and `4s + q + 8` of
+            // columns `8h..8h + 4`, then of `8h + 4..8h + 8`.
+            let w: [__m512; 16] = std::array::from_fn(|i| {
+                let (h, s, q) = (i / 8, i / 4 % 2, i % 4);
+                let (x, y) = (u[8 * h + q], u[8 * h + 4 + q]);
+                if s == 0 {
+                    _mm512_shuffle_f32x4::<0x88>(x, y)
+                } else {
+                    _mm512_shuffle_f32x4::<0xDD>(x, y)
+                }
+            });
+            // Row `r` (`r = 8e + 4s + q`): element `r` of all sixteen columns.
+            let rows: [__m512; 16] = std::array::from_fn(|r| {
+                let (e, s, q) = (r / 8, r / 4 % 2, r % 4);
+                let (x, y) = (w[4 * s + q], w[8 + 4 * s + q]);
+                if e == 0 {
+                    _mm512_shuffle_f32x4::<0x88>(x, y)
+                } else {
+                    _mm512_shuffle_f32x4::<0xDD>(x, y)
+                }
+            });
+            rows
+        }};
+    }
+
+    /// The eight rows of the 8 × 8 block of `f64`s whose columns start at `base`, `stride`
+    /// apart: eight loads and 24 shuffles (a macro, as `rows_of_16x16`).
+    macro_rules! rows_of_8x8 {
+        ($base:expr, $stride:expr) => {{
+            let (base, stride): (*const f64, isize) = ($base, $stride);
+            let v: [__m512d; 8] =
+                std::array::from_fn(|c| _mm512_loadu_pd(base.offset(c as isize * stride)));
+            // Pairs of columns interleaved: within each 128-bit lane `j`, element `2j` (`lo`)
+            // or `2j + 1` (`hi`) of columns `2p` and `2p + 1`.
+            let t: [__m512d; 8] = std::array::from_fn(|i| {
+                let (p, high) = (i / 2, i % 2 == 1);
+                if high {
+                    _mm512_unpackhi_pd(v[2 * p], v[2 * p + 1])
+                } else {
+                    _mm512_unpacklo_pd(v[2 * p], v[2 * p + 1])
+                }
+            });
+            // `u[4h + 2s + q]`: elements `2s + q` and `2s + q + 4` of columns `4h..4h + 2`, then
+            // of `4h + 2..4h + 4`.
+            let u: [__m512d; 8] = std::array::from_fn(|i| {
+                let (h, s, q) = (i / 4, i / 2 % 2, i % 2);
+                let (x, y) = (t[4 * h + q], t[4 * h + 2 + q]);
+                if s == 0 {
+                    _mm512_shuffle_f64x2::<0x88>(x, y)
+                } else {
+                    _mm512_shuffle_f64x2::<0xDD>(x, y)
+                }
+            });
+            // Row `r` (`r = 4e + 2s + q`): element `r` of all eight columns.
+            let rows: [__m512d; 8] = std::array::from_fn(|r| {
+                let (e, s, q) = (r / 4, r / 2 % 2, r % 2);
+                let (x, y) = (u[2 * s + q], u[4 + 2 * s + q]);
+                if e == 0 {
+                    _mm512_shuffle_f64x2::<0x88>(x, y)
+                } else {
+                    _mm512_shuffle_f64x2::<0xDD>(x, y)
+                }
+            });
+            rows
+        }};
+    }
+
+    /// The whole 16 × 16 blocks of a tile of four-byte elements (`transpose_tile`'s layout,
+    /// strides in elements), each as sixteen loads, 64 shuffles and sixteen stores.
+    ///
+    /// # Safety
+    /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn blocks_4(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
+        // Rows outermost, as `avx::blocks_4`.
+        for row in (0..rows / 16 * 16).step_by(16) {
+            for column in (0..columns / 16 * 16).step_by(16) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: the sixteen runs down source columns `column..column + 16` from row
+                // `row` on, and the sixteen along target rows `row..row + 16` from column
+                // `column` on, are the block's elements, which the caller vouches for.
+                // Unaligned loads and stores, and shuffles, move bits unchanged.
+                unsafe {
+                    super::prefetch_rows(
+                        target.wrapping_offset(row as isize * target_stride + column as isize),
+                        target_stride,
+                        16,
+                    );
+                    let rows_out = rows_of_16x16!(base, source_stride);
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm512_storeu_ps(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole 8 × 8 blocks of a tile of eight-byte elements, each as eight loads, 24
+    /// shuffles and eight stores.
+    ///
+    /// # Safety
+    /// As `blocks_4`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn blocks_8(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
+        for row in (0..rows / 8 * 8).step_by(8) {
+            for column in (0..columns / 8 * 8).step_by(8) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `blocks_4`, for 8 × 8 blocks.
+                unsafe {
+                    super::prefetch_rows(
+                        target.wrapping_offset(row as isize * target_stride + column as isize),
+                        target_stride,
+                        8,
+                    );
+                    let rows_out = rows_of_8x8!(base, source_stride);
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm512_storeu_pd(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// As `blocks_8`, each target row's eight elements (one cache line) written by one
+    /// non-temporal store; unfenced.
+    ///
+    /// # Safety
+    /// As `blocks_8`, with `rows` and `columns` multiples of 8 and every target row starting
+    /// on a 64-byte boundary; the caller fences as `stream_tile` says.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn stream_blocks_8(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
+        for row in (0..rows).step_by(8) {
+            for column in (0..columns).step_by(8) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `blocks_4`, for an 8 × 8 block; each store's 64 bytes start on
+                // a 64-byte boundary, as streaming stores need.
+                unsafe {
+                    let rows_out = rows_of_8x8!(base, source_stride);
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm512_stream_pd(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{fence, stream_tile, transpose_tile, LINE};
@@ -658,7 +924,7 @@ mod tests {
     fn check_stream<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
         let size = size_of::<T>();
         let per_line = LINE / size;
-        let block = if size == 4 { 8 } else { 4 };
+        let block = super::kernel::<T>().expect("a kernel").block();
         for (rows, columns) in [(8, 40), (13, 37), (3, 50), (16, 5), (24, 64)] {
             // Target rows a whole number of lines apart, with room for any lead.
             let row_length = (columns + per_line).div_ceil(per_line) * per_line;
@@ -756,11 +1022,16 @@ mod tests {
             (8, 8),
             (13, 7),
             (16, 9),
-            // Edges of whole SSE blocks right of and below the AVX ones.
+            // Edges of whole SSE blocks right of and below wider ones.
             (12, 20),
             (6, 10),
             (64, 64),
             (67, 65),
+            // AVX-512's blocks, then AVX's, SSE's and single elements at both edges.
+            (24, 40),
+            (33, 47),
+            (16, 16),
+            (31, 17),
         ] {
             for pad in [0, 3] {
                 let (source_stride, target_stride) = (rows + pad, columns + pad);
