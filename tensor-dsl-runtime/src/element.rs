@@ -11,6 +11,35 @@ use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 #[cfg(target_arch = "x86_64")]
 mod thin;
 
+/// [`Element::combine_tile`] element by element.
+///
+/// # Safety
+/// As [`Element::combine_tile`]'s.
+unsafe fn combine_tile_in_order<T: Element>(
+    beta: Option<T>,
+    c: *mut T,
+    rows: &[isize],
+    runs: &[(usize, usize, isize)],
+    tile: &[T],
+    width: usize,
+) {
+    for (&row, sums) in rows.iter().zip(tile.chunks(width)) {
+        for &(first, length, offset) in runs {
+            let slots = c.wrapping_offset(row + offset);
+            for (l, &value) in sums[first..first + length].iter().enumerate() {
+                // SAFETY: an element of C this run names, which the caller vouches for.
+                unsafe {
+                    let slot = slots.add(l);
+                    slot.write(match beta {
+                        None => value,
+                        Some(beta) => beta.times(slot.read()).plus(value),
+                    })
+                }
+            }
+        }
+    }
+}
+
 pub(crate) mod sealed {
     /// With feature `cuda`, also how device memory holds an element type.
     ///
@@ -187,6 +216,29 @@ pub trait Element:
     #[doc(hidden)]
     fn tile_columns() -> Option<usize> {
         None
+    }
+    /// A tile of sums into C where it lies (`exec::panels`): for each row `r` (at offset
+    /// `rows[r]` in C) and run `(first, length, offset)`, the `length` elements from column
+    /// `first` of the tile's row `r` (`width` apart) go to C's `length` contiguous elements
+    /// from `rows[r] + offset`: stored as they are where `beta` is `None` (C is not read),
+    /// else added to `β·C` (multiplied, then added: no fused multiply-add). `f32` and `f64`
+    /// move each run in masked AVX-512 vectors where the CPU has them, with the same
+    /// arithmetic.
+    ///
+    /// # Safety
+    /// Every element of C so named must be valid for reads and writes, none of them in
+    /// `tile`, and every run must lie inside its row of `tile`.
+    #[doc(hidden)]
+    unsafe fn combine_tile(
+        beta: Option<Self>,
+        c: *mut Self,
+        rows: &[isize],
+        runs: &[(usize, usize, isize)],
+        tile: &[Self],
+        width: usize,
+    ) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { combine_tile_in_order(beta, c, rows, runs, tile, width) }
     }
     /// [`Element::gemm`] on one thread, for a call with a side of at most 32 and little work.
     /// `f32` and `f64` take the runtime's own AVX-512 kernel where the CPU has it and C's
@@ -401,6 +453,21 @@ macro_rules! impl_float {
                 return thin::columns::<Self>();
                 #[cfg(not(target_arch = "x86_64"))]
                 None
+            }
+            unsafe fn combine_tile(
+                beta: Option<Self>,
+                c: *mut Self,
+                rows: &[isize],
+                runs: &[(usize, usize, isize)],
+                tile: &[Self],
+                width: usize,
+            ) {
+                // SAFETY (both): forwarded from this function's contract.
+                #[cfg(target_arch = "x86_64")]
+                if unsafe { thin::combine_tile(beta, c, rows, runs, tile, width) } {
+                    return;
+                }
+                unsafe { combine_tile_in_order(beta, c, rows, runs, tile, width) }
             }
             unsafe fn small_gemm(
                 m: usize,

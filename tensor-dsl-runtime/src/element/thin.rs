@@ -3,7 +3,8 @@
 //! product), twelve vectors of sums at once (12 rows of one vector or 6 of two). Invariant:
 //! every element of C is its terms summed in increasing order of the inner index, each by one
 //! fused multiply-add, then times α (and plus β times the old value where β ≠ 0): the same
-//! bits whatever block of rows it falls in.
+//! bits whatever block of rows it falls in. Also tiles of sums → C where it lies, in masked
+//! vectors (`combine_tile`), with the arithmetic of doing it element by element.
 
 use super::Element;
 use std::arch::x86_64::{
@@ -146,6 +147,66 @@ pub(super) unsafe fn gemm<T: Lanes>(
             true
         } else {
             false
+        }
+    }
+}
+
+/// [`Element::combine_tile`] in masked vectors of `LANES`, if the CPU has AVX-512 F: each
+/// element the same arithmetic as element by element (`β·C` multiplied, then added). Returns
+/// whether it ran (otherwise nothing is touched).
+///
+/// # Safety
+/// As [`Element::combine_tile`]'s.
+pub(super) unsafe fn combine_tile<T: Lanes>(
+    beta: Option<T>,
+    c: *mut T,
+    rows: &[isize],
+    runs: &[(usize, usize, isize)],
+    tile: &[T],
+    width: usize,
+) -> bool {
+    if !std::arch::is_x86_feature_detected!("avx512f") {
+        return false;
+    }
+    // SAFETY: the CPU has AVX-512 F; the caller vouches for the elements.
+    unsafe { combine_vectors(beta, c, rows, runs, tile, width) };
+    true
+}
+
+/// [`combine_tile`]'s work.
+///
+/// # Safety
+/// As [`combine_tile`]'s, and the CPU has AVX-512 F.
+#[target_feature(enable = "avx512f")]
+unsafe fn combine_vectors<T: Lanes>(
+    beta: Option<T>,
+    c: *mut T,
+    rows: &[isize],
+    runs: &[(usize, usize, isize)],
+    tile: &[T],
+    width: usize,
+) {
+    for (&row, sums) in rows.iter().zip(tile.chunks(width)) {
+        for &(first, length, offset) in runs {
+            let (values, slots) = (
+                &sums[first..first + length],
+                c.wrapping_offset(row + offset),
+            );
+            for start in (0..length).step_by(T::LANES) {
+                let mask = T::first(length - start);
+                // SAFETY: the masked lanes are elements `start..` of the run, inside `values`
+                // and, as the caller vouches, inside C; masked-off lanes are neither read nor
+                // written (nor faulted on).
+                unsafe {
+                    let slot = slots.add(start);
+                    let mut value = T::load(mask, values.as_ptr().add(start));
+                    if let Some(beta) = beta {
+                        let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
+                        value = T::add_lanes(old, value);
+                    }
+                    T::store(mask, slot, value);
+                }
+            }
         }
     }
 }
@@ -479,5 +540,66 @@ mod tests {
         };
         assert!(!ran);
         assert!(c.iter().all(|&x| x == 7.0));
+    }
+
+    /// Tiles combined in vectors hold the bits of the element-by-element combine, for every β
+    /// (none: C is not read, so a NaN there goes), runs of every length up to two vectors at
+    /// any offset, and nothing else in C is touched.
+    fn check_combine<T: Lanes + std::fmt::Debug>(
+        value: fn(usize) -> T,
+        nan: T,
+        bits: fn(T) -> u64,
+    ) {
+        let width = 2 * T::LANES;
+        let tile: Vec<T> = (0..3 * width).map(value).collect();
+        let rows = [0, 200, 97];
+        let runs: Vec<(usize, usize, isize)> = (0..=width)
+            .map(|length| (width - length, length, 3 + length as isize))
+            .chain([(1, 5, 7), (9, 3, 150)])
+            .collect();
+        for beta in [None, Some(T::ONE), Some(value(5)), Some(T::ZERO)] {
+            for run in &runs {
+                let start: Vec<T> = (0..400)
+                    .map(|at| if beta.is_none() { nan } else { value(at + 11) })
+                    .collect();
+                let (mut vectors, mut in_order) = (start.clone(), start.clone());
+                // SAFETY: every row offset plus the run's offset and length stays inside the
+                // 400 elements of C (at most 200 + 3 + 33 + 2·16); the tile is another buffer
+                // and holds three rows of `width`, each run inside them.
+                let ran = unsafe {
+                    let ran =
+                        combine_tile(beta, vectors.as_mut_ptr(), &rows, &[*run], &tile, width);
+                    crate::element::combine_tile_in_order(
+                        beta,
+                        in_order.as_mut_ptr(),
+                        &rows,
+                        &[*run],
+                        &tile,
+                        width,
+                    );
+                    ran
+                };
+                if !ran {
+                    assert_eq!(
+                        vectors.iter().map(|&x| bits(x)).collect::<Vec<_>>(),
+                        start.iter().map(|&x| bits(x)).collect::<Vec<_>>()
+                    );
+                    return;
+                }
+                for (at, (x, y)) in vectors.iter().zip(&in_order).enumerate() {
+                    assert_eq!(bits(*x), bits(*y), "{beta:?} {run:?}: element {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tiles_combine_in_vectors_as_element_by_element() {
+        check_combine::<f32>(
+            |n| (n as f32 * 0.37).sin() * 1e3,
+            f32::NAN,
+            |x| x.to_bits().into(),
+        );
+        check_combine::<f64>(|n| (n as f64 * 0.37).sin() * 1e3, f64::NAN, f64::to_bits);
     }
 }

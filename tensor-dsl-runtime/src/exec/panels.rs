@@ -144,21 +144,17 @@ impl<T: Element> Panels<'_, T> {
                             self.conj,
                         )
                     };
-                    for (r, sums) in tile.chunks(width).take(rows).enumerate() {
-                        let row = self.row_offsets[1][start + first_row + r];
-                        for &(first, length, offset) in runs {
-                            // SAFETY: the step proved every offset of the target over its
-                            // loops inside its buffer, and a row's and a column's offsets are
-                            // such sums; no other part writes this row (disjoint blocks).
-                            unsafe {
-                                combine_run(
-                                    self.mode,
-                                    self.c.offset(row + offset),
-                                    &sums[first..first + length],
-                                )
-                            };
-                        }
-                    }
+                    let beta = match self.mode {
+                        Mode::Assign => None,
+                        Mode::Add => Some(T::ONE),
+                        Mode::Scale(beta) => Some(beta),
+                    };
+                    let c_rows = &self.row_offsets[1][start + first_row..][..rows];
+                    // SAFETY: the step proved every offset of the target over its loops
+                    // inside its buffer, and a row's and a column's offsets are such sums; no
+                    // other part writes these rows (disjoint blocks); the tile is this
+                    // function's own, its runs inside its rows (a panel's columns).
+                    unsafe { T::combine_tile(beta, self.c, c_rows, runs, tile, width) };
                 }
             }
             start += height;
@@ -186,36 +182,6 @@ fn pack<T>(
         for (i, &offset) in outer.iter().enumerate() {
             for (p, &step) in inner.iter().enumerate() {
                 packed[p * leading + i] = read(offset, step);
-            }
-        }
-    }
-}
-
-/// `slots[l] (=|+=|= β·slots[l] +) values[l]` for consecutive slots, as the step's mode says.
-///
-/// # Safety
-/// `values.len()` elements from `slots` on must be valid for reads and writes.
-#[inline(always)]
-unsafe fn combine_run<T: Element>(mode: Mode<T>, slots: *mut T, values: &[T]) {
-    // SAFETY: the caller's promise, for each of `values.len()` slots.
-    unsafe {
-        match mode {
-            Mode::Assign => {
-                for (l, &value) in values.iter().enumerate() {
-                    slots.add(l).write(value);
-                }
-            }
-            Mode::Add => {
-                for (l, &value) in values.iter().enumerate() {
-                    let slot = slots.add(l);
-                    slot.write(slot.read().plus(value));
-                }
-            }
-            Mode::Scale(beta) => {
-                for (l, &value) in values.iter().enumerate() {
-                    let slot = slots.add(l);
-                    slot.write(beta.times(slot.read()).plus(value));
-                }
             }
         }
     }
