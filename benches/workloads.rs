@@ -646,20 +646,24 @@ fn small_statements(c: &mut Criterion) {
         let mut out = [0.0f32; 16];
         let (a, b) = (a.as_slice(), b.as_slice());
         bench.iter(|| {
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = black_box(a)[k] + b[k];
+            let a = black_box(a);
+            for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+                *o = x + y;
             }
+            black_box(&mut out);
         })
     });
     g.bench_function("naive loop r = a b", |bench| {
         let mut out = [0.0f32; 16];
         let (a, b) = (a.as_slice(), b.as_slice());
         bench.iter(|| {
+            let a = black_box(a);
             for i in 0..4 {
                 for j in 0..4 {
-                    out[i * 4 + j] = (0..4).map(|k| black_box(a)[i * 4 + k] * b[k * 4 + j]).sum();
+                    out[i * 4 + j] = (0..4).map(|k| a[i * 4 + k] * b[k * 4 + j]).sum();
                 }
             }
+            black_box(&mut out);
         })
     });
     g.finish();
@@ -685,9 +689,11 @@ fn small_matrices(c: &mut Criterion) {
             let mut out = vec![0.0f32; n * n];
             let (a, b) = (a.as_slice(), b.as_slice());
             bench.iter(|| {
-                for (k, o) in out.iter_mut().enumerate() {
-                    *o = black_box(a)[k] + b[k];
+                let a = black_box(a);
+                for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+                    *o = x + y;
                 }
+                black_box(&mut out);
             })
         });
         g.bench_function("ndarray Zip", |bench| {
@@ -714,12 +720,13 @@ fn small_matrices(c: &mut Criterion) {
             let mut out = vec![0.0f32; n * n];
             let (a, b) = (a.as_slice(), b.as_slice());
             bench.iter(|| {
+                let a = black_box(a);
                 for i in 0..n {
                     for j in 0..n {
-                        out[i * n + j] =
-                            (0..n).map(|k| black_box(a)[i * n + k] * b[k * n + j]).sum();
+                        out[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
                     }
                 }
+                black_box(&mut out);
             })
         });
         g.bench_function("ndarray general_mat_mul", |bench| {
