@@ -1372,11 +1372,31 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 return;
             }
         }
-        for column in 0..columns {
-            for row in 0..rows {
-                // SAFETY: the tile lies inside the nest, every element of which the step
-                // proved in bounds.
-                buffer[row * TILE + column] = unsafe { source.offset(at(row, column)).read() };
+        // The operand's tile into the buffer along the target's rows: transposed in vector
+        // registers where the operand holds `T`s contiguous down the rows, else element by
+        // element.
+        // SAFETY: the tile's source elements lie inside the nest, which the step proved in
+        // bounds for reads; the buffer is this call's own (`TILE × TILE` elements, `rows` and
+        // `columns` at most `TILE`), so no buffer element is a source element; element types
+        // have no padding bytes.
+        let transposed_in_registers = !source.part
+            && down == 1
+            && unsafe {
+                transpose_tile(
+                    source.data.wrapping_offset(at(0, 0)),
+                    across_step,
+                    buffer.as_mut_ptr(),
+                    TILE as isize,
+                    shape,
+                )
+            };
+        if !transposed_in_registers {
+            for column in 0..columns {
+                for row in 0..rows {
+                    // SAFETY: the tile lies inside the nest, every element of which the step
+                    // proved in bounds.
+                    buffer[row * TILE + column] = unsafe { source.offset(at(row, column)).read() };
+                }
             }
         }
         let mut data = self.data;
@@ -1687,6 +1707,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::element::Real;
     use crate::exec::step::Axis;
     use crate::operand::access::{Operand, TargetAccess, TargetOwned, TargetShared};
     use crate::tensor::Tensor;
@@ -2095,12 +2116,19 @@ mod tests {
 
     #[test]
     fn transposes_in_tiles_match_a_naive_loop() {
-        // `c[j, i] (=|+=) α (a[i, j] + b[j, i])` with `a` transposed against the target (read
-        // through the tile's buffer) and `b` not, over extents around and past the tile's
-        // side, `a` also read reversed along its rows (stride -1 down the tile).
-        for (rows, columns) in [(1, 1), (7, 13), (64, 64), (65, 130), (200, 3)] {
-            let a = Tensor::<f64>::from_fn([rows, columns], |ix| (ix[0] * 1000 + ix[1]) as f64);
-            let b = Tensor::<f64>::from_fn([columns, rows], |ix| (ix[0] * 7 + ix[1]) as f64);
+        transposes_in_tiles::<f64>(|x| x);
+        transposes_in_tiles::<f32>(|x| x as f32);
+    }
+
+    /// `c[j, i] (=|+=) α (a[i, j] + b[j, i])` with `a` transposed against the target (read
+    /// through the tile's buffer, moved into it in vector registers) and `b` not, over
+    /// extents around and past the tile's side and the kernels' blocks, `a` also read
+    /// reversed along its rows (stride -1 down the tile: element by element); every value
+    /// exact in either type.
+    fn transposes_in_tiles<T: Real + std::fmt::Debug>(from: fn(f64) -> T) {
+        for (rows, columns) in [(1, 1), (7, 13), (64, 64), (65, 130), (200, 3), (33, 47)] {
+            let a = Tensor::<T>::from_fn([rows, columns], |ix| from((ix[0] * 1000 + ix[1]) as f64));
+            let b = Tensor::<T>::from_fn([columns, rows], |ix| from((ix[0] * 7 + ix[1]) as f64));
             for reversed in [false, true] {
                 let view = if reversed {
                     a.view().slice_axis_step(1, 0..columns, -1)
@@ -2109,13 +2137,13 @@ mod tests {
                 };
                 let read = |i: usize, j: usize| a[[i, if reversed { columns - 1 - j } else { j }]];
                 for mode in [Mode::Assign, Mode::Add] {
-                    let mut c = Tensor::<f64>::from_fn([columns, rows], |ix| ix[1] as f64);
+                    let mut c = Tensor::<T>::from_fn([columns, rows], |ix| from(ix[1] as f64));
                     let before = c.clone();
                     let target = c.__tdsl_target();
                     let step = Step::new(
                         target.at(&[Axis::Loop(0), Axis::Loop(1)]),
                         mode,
-                        2.0,
+                        from(2.0),
                         [columns, rows],
                         2,
                         [
@@ -2123,12 +2151,12 @@ mod tests {
                             b.__tdsl_operand().at(&[Axis::Loop(0), Axis::Loop(1)]),
                         ],
                     );
-                    evaluate(step, |[x, y]| x + y, AnyNest);
+                    evaluate(step, |[x, y]: [T; 2]| x.plus(y), AnyNest);
                     for j in 0..columns {
                         for i in 0..rows {
-                            let value = 2.0 * (read(i, j) + b[[j, i]]);
+                            let value = from(2.0).times(read(i, j).plus(b[[j, i]]));
                             let expected = match mode {
-                                Mode::Add => before[[j, i]] + value,
+                                Mode::Add => before[[j, i]].plus(value),
                                 _ => value,
                             };
                             assert_eq!(c[[j, i]], expected, "{rows}×{columns} at ({j}, {i})");
