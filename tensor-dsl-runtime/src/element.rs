@@ -32,6 +32,8 @@ unsafe fn combine_tile_in_order<T: Element>(
                     let slot = slots.add(l);
                     slot.write(match beta {
                         None => value,
+                        // C itself, not `1·C`: a complex one times an infinite part is NaN.
+                        Some(beta) if beta == T::ONE => slot.read().plus(value),
                         Some(beta) => beta.times(slot.read()).plus(value),
                     })
                 }
@@ -221,9 +223,9 @@ pub trait Element:
     /// `rows[r]` in C) and run `(first, length, offset)`, the `length` elements from column
     /// `first` of the tile's row `r` (`width` apart) go to C's `length` contiguous elements
     /// from `rows[r] + offset`: stored as they are where `beta` is `None` (C is not read),
-    /// else added to `β·C` (multiplied, then added: no fused multiply-add). `f32` and `f64`
-    /// move each run in masked AVX-512 vectors where the CPU has them, with the same
-    /// arithmetic.
+    /// added to C where β is one, else added to `β·C` (multiplied, then added: no fused
+    /// multiply-add). `f32` and `f64` move each run in masked AVX-512 vectors where the CPU
+    /// has them, with the same arithmetic.
     ///
     /// # Safety
     /// Every element of C so named must be valid for reads and writes, none of them in

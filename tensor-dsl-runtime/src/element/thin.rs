@@ -15,7 +15,8 @@ use std::arch::x86_64::{
 };
 
 /// An element type of which one AVX-512 vector holds `LANES`. Each function must be called
-/// only where the CPU has AVX-512 F (they are inlined into [`product`], compiled for it).
+/// only where the CPU has AVX-512 F (they are inlined into [`product`] and
+/// [`combine_vectors`], compiled for it).
 pub(super) trait Lanes: Element {
     /// Elements in one vector.
     const LANES: usize;
@@ -152,8 +153,8 @@ pub(super) unsafe fn gemm<T: Lanes>(
 }
 
 /// [`Element::combine_tile`] in masked vectors of `LANES`, if the CPU has AVX-512 F: each
-/// element the same arithmetic as element by element (`β·C` multiplied, then added). Returns
-/// whether it ran (otherwise nothing is touched).
+/// element the same arithmetic as element by element (C added where β is one, else `β·C`
+/// multiplied, then added). Returns whether it ran (otherwise nothing is touched).
 ///
 /// # Safety
 /// As [`Element::combine_tile`]'s.
@@ -200,9 +201,15 @@ unsafe fn combine_vectors<T: Lanes>(
                 unsafe {
                     let slot = slots.add(start);
                     let mut value = T::load(mask, values.as_ptr().add(start));
-                    if let Some(beta) = beta {
-                        let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
-                        value = T::add_lanes(old, value);
+                    match beta {
+                        None => {}
+                        Some(beta) if beta == T::ONE => {
+                            value = T::add_lanes(T::load(mask, slot), value)
+                        }
+                        Some(beta) => {
+                            let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
+                            value = T::add_lanes(old, value);
+                        }
                     }
                     T::store(mask, slot, value);
                 }
@@ -547,7 +554,7 @@ mod tests {
     /// any offset, and nothing else in C is touched.
     fn check_combine<T: Lanes + std::fmt::Debug>(
         value: fn(usize) -> T,
-        nan: T,
+        [nan, infinity]: [T; 2],
         bits: fn(T) -> u64,
     ) {
         let width = 2 * T::LANES;
@@ -559,13 +566,18 @@ mod tests {
             .collect();
         for beta in [None, Some(T::ONE), Some(value(5)), Some(T::ZERO)] {
             for run in &runs {
+                // Where C is read, some of it infinite, NaN or a negative zero as well.
                 let start: Vec<T> = (0..400)
-                    .map(|at| if beta.is_none() { nan } else { value(at + 11) })
+                    .map(|at| match beta {
+                        None => nan,
+                        Some(_) if at % 7 == 0 => [nan, infinity, T::ZERO.negated()][at / 7 % 3],
+                        Some(_) => value(at + 11),
+                    })
                     .collect();
                 let (mut vectors, mut in_order) = (start.clone(), start.clone());
                 // SAFETY: every row offset plus the run's offset and length stays inside the
-                // 400 elements of C (at most 200 + 3 + 33 + 2·16); the tile is another buffer
-                // and holds three rows of `width`, each run inside them.
+                // 400 elements of C (at most 200 + 150 + 3); the tile is another buffer and
+                // holds three rows of `width`, each run inside them.
                 let ran = unsafe {
                     let ran =
                         combine_tile(beta, vectors.as_mut_ptr(), &rows, &[*run], &tile, width);
@@ -597,9 +609,13 @@ mod tests {
     fn tiles_combine_in_vectors_as_element_by_element() {
         check_combine::<f32>(
             |n| (n as f32 * 0.37).sin() * 1e3,
-            f32::NAN,
+            [f32::NAN, f32::INFINITY],
             |x| x.to_bits().into(),
         );
-        check_combine::<f64>(|n| (n as f64 * 0.37).sin() * 1e3, f64::NAN, f64::to_bits);
+        check_combine::<f64>(
+            |n| (n as f64 * 0.37).sin() * 1e3,
+            [f64::NAN, f64::INFINITY],
+            f64::to_bits,
+        );
     }
 }

@@ -2,11 +2,11 @@
 //! target, in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16
 //! blocks of four-byte elements and 8 × 8 of eight-byte ones, one cache line of each target
 //! row; AVX's 8 × 8 and 4 × 4; the edges in the narrower kernels down to SSE's 4 × 4 and
-//! 2 × 2, then element by element), each block's target lines asked for ahead of its stores,
-//! for a target larger than the caches with its whole lines streamed around them
-//! (`stream_tile`); a run of a copy, contiguous on both sides → the target, around the caches
-//! (`stream_run`). Invariant:
-//! elements are moved as bytes, never computed on, so every element type of those sizes is
+//! 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their target rows'
+//! lines ahead of their stores, for a target larger than the caches with its whole lines
+//! streamed around them (`stream_tile`); a run of a copy, contiguous on both sides → the
+//! target, around the caches (`stream_run`). Invariant: elements are moved as bytes, never
+//! computed on, so every element type of those sizes is
 //! copied exactly, and every element named is read once and written once.
 
 /// Copies the `rows × columns` elements of a tile: element (r, c) from
@@ -115,8 +115,8 @@ unsafe fn in_blocks<T: Copy>(
 }
 
 /// As [`transpose_tile`], for a target larger than the caches: the target's whole cache lines
-/// inside the tile's whole blocks are written with non-temporal stores, each line by two
-/// vector stores in a row, so no line is read in before it is overwritten; the rest of the
+/// inside the tile's whole blocks are written with non-temporal stores, each line by one or
+/// two vector stores in a row, so no line is read in before it is overwritten; the rest of the
 /// tile (columns before the rows' first line boundary and after their last, rows below the
 /// last whole block) with ordinary stores, so no line mixes the two (a tile narrower or
 /// shorter than that streams nothing and is moved whole that way). Returns `false`, having
@@ -147,16 +147,17 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     let lead = columns.min(line_lead(target));
     let per_line = LINE / size;
     let lines = (columns - lead) / per_line;
-    let whole_rows = rows / kernel.block() * kernel.block();
+    let (stream_rows, stream) = kernel.stream;
+    let whole_rows = rows / stream_rows * stream_rows;
     // SAFETY (whole block): each part below is a sub-tile of the caller's tile (a corner and a
     // shape inside it), with its strides, so the caller's guarantees hold for it. The streamed
     // part's rows start on a line boundary (`lead`, and the rows a whole number of lines
-    // apart), as `avx::stream_blocks` needs, and hold whole lines and whole blocks.
+    // apart), as the stream kernels need, and hold whole lines and whole blocks of theirs.
     unsafe {
         if lines > 0 && whole_rows > 0 {
             #[cfg(test)]
             tests::STREAMED_LINES.with(|count| count.set(count.get() + whole_rows * lines));
-            (kernel.stream)(
+            stream(
                 source.wrapping_offset(lead as isize * source_stride).cast(),
                 source_stride,
                 target.wrapping_add(lead).cast(),
@@ -248,45 +249,44 @@ pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, lengt
 /// ahead of their reads. Only a hint: a prefetch reads nothing and never faults, so any
 /// address may be named.
 pub(crate) fn prefetch_run<T>(first: *const T, length: usize) {
-    #[cfg(target_arch = "x86_64")]
-    for line in 0..(length * size_of::<T>()).div_ceil(LINE) {
-        // SAFETY: `prefetch` has no precondition: it loads no value and faults on no address
-        // (SSE, which every x86-64 CPU has); older compilers declare it unsafe.
-        #[allow(unused_unsafe)]
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                first.cast::<i8>().wrapping_add(line * LINE),
-            )
-        };
+    // Every line the run touches: from the one `first` lies in, so a run that starts inside
+    // a line also has its last one asked for.
+    let lead = first as usize % LINE;
+    let start = first.cast::<i8>().wrapping_sub(lead);
+    for line in 0..(lead + length * size_of::<T>()).div_ceil(LINE) {
+        prefetch_line(start.wrapping_add(line * LINE));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (first, length);
 }
 
 /// How far past a block the kernels ask for its target rows' lines: two lines, which
 /// measured best (one arrives late, three or more are evicted before their stores).
-const AHEAD: usize = 2 * LINE;
+const BYTES_AHEAD: usize = 2 * LINE;
 
-/// Asks for the target's lines [`AHEAD`] bytes past `at` in each of `rows` rows (`stride`
+/// Asks for the target's lines [`BYTES_AHEAD`] bytes past `at` in each of `rows` rows (`stride`
 /// elements apart) to be loaded, so a kernel's stores, which each wait on their line when it
 /// is not in the first-level cache, find them there. Only a hint: a prefetch reads nothing and
 /// never faults, so any address may be named.
 #[inline(always)]
 fn prefetch_rows<T>(at: *const T, stride: isize, rows: usize) {
-    #[cfg(target_arch = "x86_64")]
     for row in 0..rows {
-        let line = at
-            .wrapping_offset(row as isize * stride)
-            .cast::<i8>()
-            .wrapping_add(AHEAD);
-        // SAFETY: as in `prefetch_run`.
-        #[allow(unused_unsafe)]
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line)
-        };
+        let row = at.wrapping_offset(row as isize * stride).cast::<i8>();
+        prefetch_line(row.wrapping_add(BYTES_AHEAD));
     }
+}
+
+/// Asks for the cache line holding `at` to be loaded: a hint, which reads nothing and never
+/// faults, so any address may be named.
+#[inline(always)]
+fn prefetch_line(at: *const i8) {
+    // SAFETY: `prefetch` has no precondition: it loads no value and faults on no address
+    // (SSE, which every x86-64 CPU has); older compilers declare it unsafe.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at)
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (at, stride, rows);
+    let _ = at;
 }
 
 /// Orders this thread's earlier `stream_run` and `stream_tile` stores before its later stores
@@ -321,18 +321,11 @@ pub(crate) fn transposes<T>() -> bool {
 struct Kernel {
     /// Each kernel with the side of its blocks, widest first.
     tiers: &'static [(usize, Blocks)],
-    /// For whole lines of the target, with non-temporal stores (`stream_tile`), whole blocks
-    /// of the first tier's side. For four-byte elements AVX's, eight target rows at a time:
-    /// AVX-512's sixteen rows fill sixteen lines at once, which measured slower (more than the
-    /// core combines at once).
-    stream: Blocks,
-}
-
-impl Kernel {
-    /// The side of the widest kernel's blocks.
-    fn block(self) -> usize {
-        self.tiers[0].0
-    }
+    /// For whole lines of the target, with non-temporal stores (`stream_tile`), and the rows
+    /// it takes at a time (a tile's streamed rows are a multiple of them). For four-byte
+    /// elements AVX's, eight target rows at a time: AVX-512's sixteen rows fill sixteen lines
+    /// at once, which measured slower (more than the core combines at once).
+    stream: (usize, Blocks),
 }
 
 /// The kernels for elements of `T`'s size on this CPU, if any.
@@ -347,7 +340,7 @@ fn kernel<T>() -> Option<Kernel> {
                         (8, avx::blocks_4),
                         (4, sse::blocks_4),
                     ],
-                    stream: avx::stream_blocks_4,
+                    stream: (8, avx::stream_blocks_4),
                 }),
                 8 => Some(Kernel {
                     tiers: &[
@@ -355,7 +348,7 @@ fn kernel<T>() -> Option<Kernel> {
                         (4, avx::blocks_8),
                         (2, sse::blocks_8),
                     ],
-                    stream: avx512::stream_blocks_8,
+                    stream: (8, avx512::stream_blocks_8),
                 }),
                 _ => None,
             };
@@ -364,11 +357,11 @@ fn kernel<T>() -> Option<Kernel> {
             return match size_of::<T>() {
                 4 => Some(Kernel {
                     tiers: &[(8, avx::blocks_4), (4, sse::blocks_4)],
-                    stream: avx::stream_blocks_4,
+                    stream: (8, avx::stream_blocks_4),
                 }),
                 8 => Some(Kernel {
                     tiers: &[(4, avx::blocks_8), (2, sse::blocks_8)],
-                    stream: avx::stream_blocks_8,
+                    stream: (4, avx::stream_blocks_8),
                 }),
                 _ => None,
             };
@@ -461,7 +454,7 @@ mod avx {
     /// apart: eight loads and 24 shuffles. A macro, not a function: the caller's AVX is then
     /// the code's (a function without it would call each intrinsic, and one with it cannot be
     /// forced inline on the crates' Rust version).
-    macro_rules! rows_of_8x8 {
+    macro_rules! rows_of_8x8_ps {
         ($base:expr, $stride:expr) => {{
             let (base, stride): (*const f32, isize) = ($base, $stride);
             let v0 = _mm256_loadu_ps(base);
@@ -498,7 +491,7 @@ mod avx {
     }
 
     /// The four rows of the 4 × 4 block of `f64`s whose columns start at `base`, `stride`
-    /// apart: four loads and eight shuffles (a macro, as `rows_of_8x8`).
+    /// apart: four loads and eight shuffles (a macro, as `rows_of_8x8_ps`).
     macro_rules! rows_of_4x4 {
         ($base:expr, $stride:expr) => {{
             let (base, stride): (*const f64, isize) = ($base, $stride);
@@ -546,7 +539,7 @@ mod avx {
                         target_stride,
                         8,
                     );
-                    let rows_out = rows_of_8x8!(base, source_stride);
+                    let rows_out = rows_of_8x8_ps!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
                         _mm256_storeu_ps(target.offset(to), value);
@@ -579,8 +572,8 @@ mod avx {
                 // `column + 8`; each store's 32 bytes start on a 32-byte boundary (a row's
                 // line starts on a 64-byte one), as streaming stores need.
                 unsafe {
-                    let left = rows_of_8x8!(base, source_stride);
-                    let right = rows_of_8x8!(base.offset(8 * source_stride), source_stride);
+                    let left = rows_of_8x8_ps!(base, source_stride);
+                    let right = rows_of_8x8_ps!(base.offset(8 * source_stride), source_stride);
                     for r in 0..8 {
                         let to =
                             target.offset((row + r) as isize * target_stride + column as isize);
@@ -711,7 +704,7 @@ mod avx512 {
     use std::arch::x86_64::*;
 
     /// The sixteen rows of the 16 × 16 block of `f32`s whose columns start at `base`, `stride`
-    /// apart: sixteen loads and 64 shuffles (a macro, as `avx`'s `rows_of_8x8`).
+    /// apart: sixteen loads and 64 shuffles (a macro, as `avx`'s `rows_of_8x8_ps`).
     macro_rules! rows_of_16x16 {
         ($base:expr, $stride:expr) => {{
             let (base, stride): (*const f32, isize) = ($base, $stride);
@@ -764,7 +757,7 @@ mod avx512 {
 
     /// The eight rows of the 8 × 8 block of `f64`s whose columns start at `base`, `stride`
     /// apart: eight loads and 24 shuffles (a macro, as `rows_of_16x16`).
-    macro_rules! rows_of_8x8 {
+    macro_rules! rows_of_8x8_pd {
         ($base:expr, $stride:expr) => {{
             let (base, stride): (*const f64, isize) = ($base, $stride);
             let v: [__m512d; 8] =
@@ -818,7 +811,7 @@ mod avx512 {
         [rows, columns]: [usize; 2],
     ) {
         let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
-        // Rows outermost, as `avx::blocks_4`.
+        // Rows outermost, as `avx::blocks_4` (and for the same reason).
         for row in (0..rows / 16 * 16).step_by(16) {
             for column in (0..columns / 16 * 16).step_by(16) {
                 let base = source.wrapping_offset(row as isize + column as isize * source_stride);
@@ -866,7 +859,7 @@ mod avx512 {
                         target_stride,
                         8,
                     );
-                    let rows_out = rows_of_8x8!(base, source_stride);
+                    let rows_out = rows_of_8x8_pd!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
                         _mm512_storeu_pd(target.offset(to), value);
@@ -897,7 +890,7 @@ mod avx512 {
                 // SAFETY: as in `blocks_4`, for an 8 × 8 block; each store's 64 bytes start on
                 // a 64-byte boundary, as streaming stores need.
                 unsafe {
-                    let rows_out = rows_of_8x8!(base, source_stride);
+                    let rows_out = rows_of_8x8_pd!(base, source_stride);
                     for (r, value) in rows_out.into_iter().enumerate() {
                         let to = (row + r) as isize * target_stride + column as isize;
                         _mm512_stream_pd(target.offset(to), value);
@@ -924,8 +917,11 @@ mod tests {
     fn check_stream<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
         let size = size_of::<T>();
         let per_line = LINE / size;
-        let block = super::kernel::<T>().expect("a kernel").block();
-        for (rows, columns) in [(8, 40), (13, 37), (3, 50), (16, 5), (24, 64)] {
+        // The rows a stream kernel takes at a time: eight, but four for eight-byte elements
+        // without AVX-512 (AVX's 4 × 4 blocks).
+        let wide = std::arch::is_x86_feature_detected!("avx512f");
+        let block = if size == 8 && !wide { 4 } else { 8 };
+        for (rows, columns) in [(8, 40), (13, 37), (3, 50), (16, 5), (24, 64), (40, 48)] {
             // Target rows a whole number of lines apart, with room for any lead.
             let row_length = (columns + per_line).div_ceil(per_line) * per_line;
             let source_stride = rows + 3;
