@@ -446,6 +446,56 @@ mod sse {
     }
 }
 
+/// A kernel (`Blocks`) over a tile's whole `side × side` blocks of `$t`, compiled for
+/// `$feature`: `$rows!` transposes a block in registers, `$store` writes each of its rows.
+/// Rows of blocks outermost: `side` target rows are written whole before the next ones, so a
+/// target whose rows are a power of two apart (one cache set) keeps them in cache; each
+/// block first asks for its target rows' lines ahead (`prefetch_rows`).
+macro_rules! blocks {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $feature:literal, $t:ty, $side:literal, $rows:ident, $store:ident
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As `transpose_tile`, for the blocks' elements; the CPU must have the feature.
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $name(
+            source: *const u8,
+            source_stride: isize,
+            target: *mut u8,
+            target_stride: isize,
+            [rows, columns]: [usize; 2],
+        ) {
+            let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+            for row in (0..rows / $side * $side).step_by($side) {
+                for column in (0..columns / $side * $side).step_by($side) {
+                    let base =
+                        source.wrapping_offset(row as isize + column as isize * source_stride);
+                    // SAFETY: the `side` runs down source columns `column..column + side`
+                    // from row `row` on, and the `side` along target rows `row..row + side`
+                    // from column `column` on, are the block's elements, which the caller
+                    // vouches for. Unaligned loads and stores, and shuffles, move bits
+                    // unchanged; a prefetch reads nothing.
+                    unsafe {
+                        super::prefetch_rows(
+                            target.wrapping_offset(row as isize * target_stride + column as isize),
+                            target_stride,
+                            $side,
+                        );
+                        let rows_out = $rows!(base, source_stride);
+                        for (r, value) in rows_out.into_iter().enumerate() {
+                            let to = (row + r) as isize * target_stride + column as isize;
+                            $store(target.offset(to), value);
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
@@ -510,44 +560,11 @@ mod avx {
         }};
     }
 
-    /// The whole 8 × 8 blocks of a tile of four-byte elements (`transpose_tile`'s layout,
-    /// strides in elements), each as eight loads, 24 shuffles and eight stores.
-    ///
-    /// # Safety
-    /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX.
-    #[target_feature(enable = "avx")]
-    pub(super) unsafe fn blocks_4(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-    ) {
-        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
-        // Rows outermost: eight target rows are written whole before the next eight, so a
-        // target whose rows are a power of two apart (one cache set) keeps them in cache.
-        for row in (0..rows / 8 * 8).step_by(8) {
-            for column in (0..columns / 8 * 8).step_by(8) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: the eight runs down source columns `column..column + 8` from row
-                // `row` on, and the eight along target rows `row..row + 8` from column
-                // `column` on, are the block's elements, which the caller vouches for.
-                // Unaligned loads and stores, and shuffles, move bits unchanged.
-                unsafe {
-                    super::prefetch_rows(
-                        target.wrapping_offset(row as isize * target_stride + column as isize),
-                        target_stride,
-                        8,
-                    );
-                    let rows_out = rows_of_8x8_ps!(base, source_stride);
-                    for (r, value) in rows_out.into_iter().enumerate() {
-                        let to = (row + r) as isize * target_stride + column as isize;
-                        _mm256_storeu_ps(target.offset(to), value);
-                    }
-                }
-            }
-        }
-    }
+    blocks!(
+        /// The whole 8 × 8 blocks of a tile of four-byte elements (`transpose_tile`'s layout,
+        /// strides in elements), each as eight loads, 24 shuffles and eight stores.
+        blocks_4, "avx", f32, 8, rows_of_8x8_ps, _mm256_storeu_ps
+    );
 
     /// As `blocks_4`, two blocks side by side at a time (16 columns, one cache line of each
     /// target row), each target row's line written by two non-temporal stores in a row;
@@ -630,39 +647,11 @@ mod avx {
         elements(tail, bytes);
     }
 
-    /// The whole 4 × 4 blocks of a tile of eight-byte elements (`transpose_tile`'s layout,
-    /// strides in elements), each as four loads, eight shuffles and four stores.
-    ///
-    /// # Safety
-    /// As `blocks_4`.
-    #[target_feature(enable = "avx")]
-    pub(super) unsafe fn blocks_8(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-    ) {
-        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
-        for row in (0..rows / 4 * 4).step_by(4) {
-            for column in (0..columns / 4 * 4).step_by(4) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `blocks_4`, for 4 × 4 blocks.
-                unsafe {
-                    super::prefetch_rows(
-                        target.wrapping_offset(row as isize * target_stride + column as isize),
-                        target_stride,
-                        4,
-                    );
-                    let rows_out = rows_of_4x4!(base, source_stride);
-                    for (r, value) in rows_out.into_iter().enumerate() {
-                        let to = (row + r) as isize * target_stride + column as isize;
-                        _mm256_storeu_pd(target.offset(to), value);
-                    }
-                }
-            }
-        }
-    }
+    blocks!(
+        /// The whole 4 × 4 blocks of a tile of eight-byte elements, each as four loads, eight
+        /// shuffles and four stores.
+        blocks_8, "avx", f64, 4, rows_of_4x4, _mm256_storeu_pd
+    );
 
     /// As `stream_blocks_4`, for eight-byte elements: two 4 × 4 blocks side by side (eight
     /// columns, one line of each target row).
@@ -797,77 +786,17 @@ mod avx512 {
         }};
     }
 
-    /// The whole 16 × 16 blocks of a tile of four-byte elements (`transpose_tile`'s layout,
-    /// strides in elements), each as sixteen loads, 64 shuffles and sixteen stores.
-    ///
-    /// # Safety
-    /// As `transpose_tile`, for the blocks' elements; the CPU must have AVX-512 F.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn blocks_4(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-    ) {
-        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
-        // Rows outermost, as `avx::blocks_4` (and for the same reason).
-        for row in (0..rows / 16 * 16).step_by(16) {
-            for column in (0..columns / 16 * 16).step_by(16) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: the sixteen runs down source columns `column..column + 16` from row
-                // `row` on, and the sixteen along target rows `row..row + 16` from column
-                // `column` on, are the block's elements, which the caller vouches for.
-                // Unaligned loads and stores, and shuffles, move bits unchanged.
-                unsafe {
-                    super::prefetch_rows(
-                        target.wrapping_offset(row as isize * target_stride + column as isize),
-                        target_stride,
-                        16,
-                    );
-                    let rows_out = rows_of_16x16!(base, source_stride);
-                    for (r, value) in rows_out.into_iter().enumerate() {
-                        let to = (row + r) as isize * target_stride + column as isize;
-                        _mm512_storeu_ps(target.offset(to), value);
-                    }
-                }
-            }
-        }
-    }
+    blocks!(
+        /// The whole 16 × 16 blocks of a tile of four-byte elements, each as sixteen loads, 64
+        /// shuffles and sixteen stores.
+        blocks_4, "avx512f", f32, 16, rows_of_16x16, _mm512_storeu_ps
+    );
 
-    /// The whole 8 × 8 blocks of a tile of eight-byte elements, each as eight loads, 24
-    /// shuffles and eight stores.
-    ///
-    /// # Safety
-    /// As `blocks_4`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn blocks_8(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-    ) {
-        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
-        for row in (0..rows / 8 * 8).step_by(8) {
-            for column in (0..columns / 8 * 8).step_by(8) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `blocks_4`, for 8 × 8 blocks.
-                unsafe {
-                    super::prefetch_rows(
-                        target.wrapping_offset(row as isize * target_stride + column as isize),
-                        target_stride,
-                        8,
-                    );
-                    let rows_out = rows_of_8x8_pd!(base, source_stride);
-                    for (r, value) in rows_out.into_iter().enumerate() {
-                        let to = (row + r) as isize * target_stride + column as isize;
-                        _mm512_storeu_pd(target.offset(to), value);
-                    }
-                }
-            }
-        }
-    }
+    blocks!(
+        /// The whole 8 × 8 blocks of a tile of eight-byte elements, each as eight loads, 24
+        /// shuffles and eight stores.
+        blocks_8, "avx512f", f64, 8, rows_of_8x8_pd, _mm512_storeu_pd
+    );
 
     /// As `blocks_8`, each target row's eight elements (one cache line) written by one
     /// non-temporal store; unfenced.
