@@ -72,7 +72,9 @@ struct Panels<'p, T> {
     rows: *const T,
     c: *mut T,
     alpha: T,
-    mode: Mode<T>,
+    /// The step's mode as [`Element::combine_tile`] takes it: `None` assigns, one adds, any
+    /// other β scales C first.
+    beta: Option<T>,
     conj: [bool; 2],
     /// Offsets of each row in the row operand and in C.
     row_offsets: &'p [Vec<isize>; 2],
@@ -144,17 +146,12 @@ impl<T: Element> Panels<'_, T> {
                             self.conj,
                         )
                     };
-                    let beta = match self.mode {
-                        Mode::Assign => None,
-                        Mode::Add => Some(T::ONE),
-                        Mode::Scale(beta) => Some(beta),
-                    };
                     let c_rows = &self.row_offsets[1][start + first_row..][..rows];
                     // SAFETY: the step proved every offset of the target over its loops
                     // inside its buffer, and a row's and a column's offsets are such sums; no
                     // other part writes these rows (disjoint blocks); the tile is this
                     // function's own, its runs inside its rows (a panel's columns).
-                    unsafe { T::combine_tile(beta, self.c, c_rows, runs, tile, width) };
+                    unsafe { T::combine_tile(self.beta, self.c, c_rows, runs, tile, width) };
                 }
             }
             start += height;
@@ -355,7 +352,11 @@ pub(super) fn contract<T: Element, const L: usize>(
             rows: rows_data,
             c: c_data,
             alpha: step.alpha(),
-            mode: step.mode(),
+            beta: match step.mode() {
+                Mode::Assign => None,
+                Mode::Add => Some(T::ONE),
+                Mode::Scale(beta) => Some(beta),
+            },
             conj,
             row_offsets: &row_offsets,
             inner_offsets: &inner_in_rows,
