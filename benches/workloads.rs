@@ -653,6 +653,13 @@ fn small_statements(c: &mut Criterion) {
             black_box(&mut out);
         })
     });
+    g.bench_function(
+        "hand loop r = a + b on the Tensors, shapes checked",
+        |bench| {
+            let mut out = Tensor::<f32>::zeros([4, 4]);
+            bench.iter(|| hand_sum_checked(&mut out, black_box(&a), &b))
+        },
+    );
     g.bench_function("naive loop r = a b", |bench| {
         let mut out = [0.0f32; 16];
         let (a, b) = (a.as_slice(), b.as_slice());
@@ -667,6 +674,21 @@ fn small_statements(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// `out = a + b` as a careful hand loop over `Tensor`s whose shapes are known only at run time
+/// writes it: the shapes compared first, then one loop over the slices.
+fn hand_sum_checked(out: &mut Tensor<f32>, a: &Tensor<f32>, b: &Tensor<f32>) {
+    assert_eq!(out.shape(), a.shape(), "shapes of out and a");
+    assert_eq!(out.shape(), b.shape(), "shapes of out and b");
+    for ((o, x), y) in out
+        .as_mut_slice()
+        .iter_mut()
+        .zip(a.as_slice())
+        .zip(b.as_slice())
+    {
+        *o = x + y;
+    }
 }
 
 /// Element-wise sums and matrix products of `n × n` `Tensor<f32>`s against hand loops and
@@ -695,6 +717,10 @@ fn small_matrices(c: &mut Criterion) {
                 }
                 black_box(&mut out);
             })
+        });
+        g.bench_function("hand loop on the Tensors, shapes checked", |bench| {
+            let mut out = Tensor::<f32>::zeros([n, n]);
+            bench.iter(|| hand_sum_checked(&mut out, black_box(&a), &b))
         });
         g.bench_function("ndarray Zip", |bench| {
             bench.iter(|| {

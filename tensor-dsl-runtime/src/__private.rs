@@ -133,7 +133,9 @@ pub use crate::__tdsl_by_build as by_build;
 /// [`SMALL_STEP_POINTS`]; `is_static`: every tensor of the statement has static extents).
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
-    points(extents)
+    // Iterations, not points: a nest whose inner loop is empty still runs the loops outside
+    // it (`[3, usize::MAX / 2, 0]` has no point but would spin), which the kernel skips.
+    iterations(extents)
         <= if is_static {
             SMALL_STEP_POINTS
         } else {
@@ -149,6 +151,15 @@ pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn is_small_run<const L: usize>(operands: usize, extents: &[usize; L]) -> bool {
     points(extents).saturating_mul(operands + 1) < crate::exec::loop_nest::PARALLEL_WORK
+}
+
+/// The iterations written-out loops over `extents` may run: their product with an empty
+/// extent counted as one, saturating.
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
+fn iterations<const L: usize>(extents: &[usize; L]) -> usize {
+    extents.iter().fold(1usize, |points, &extent| {
+        points.saturating_mul(extent.max(1))
+    })
 }
 
 /// The points of a step over `extents` (their product, saturating).
@@ -190,8 +201,8 @@ pub fn meet<A: Meet<B>, B>(_first: A, _later: B) -> A::Output {
 
 /// The layout `operand`'s type states, with its shape (see [`StaticLayout`]).
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-pub fn layout_of<X: Operand + ?Sized>(operand: &X) -> StaticLayout<X::Extents> {
-    StaticLayout::claiming(&operand.__tdsl_shape())
+pub fn layout_of<X: Operand + ?Sized>(operand: &X, rank: usize) -> StaticLayout<X::Extents> {
+    StaticLayout::claiming(&operand.__tdsl_shape(), rank)
 }
 
 /// Read access to `operand` (see [`shape_of`] for why a function).
@@ -213,4 +224,20 @@ pub fn point_body<W: Witness + ?Sized, const N: usize, F: Fn([W::Elem; N]) -> W:
     body: F,
 ) -> F {
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_inner_loop_does_not_make_a_huge_nest_small() {
+        assert!(is_small(false, &[4, 4]));
+        assert!(is_small(false, &[0, 4]));
+        // No point, but the loops outside the empty one would run `usize::MAX / 2` times.
+        assert!(!is_small(false, &[3, usize::MAX / 2, 0]));
+        assert!(!is_small(true, &[usize::MAX / 2, 0]));
+        // A flat loop over the elements runs none.
+        assert!(is_small_run(2, &[3, usize::MAX / 2, 0]));
+    }
 }

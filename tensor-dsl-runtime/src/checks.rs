@@ -292,9 +292,12 @@ pub fn extent_at<E>(layout: &StaticLayout<E>, shape: &[usize], axis: usize) -> u
 /// `operand`'s extents, and what its type says of them (see [`StaticLayout`]); a function
 /// rather than a method path, so a value that is no operand is reported on its own tokens.
 #[inline(always)]
-pub fn shape_of<X: Operand + ?Sized>(operand: &X) -> (ShapeRef<'_>, StaticLayout<X::Extents>) {
+pub fn shape_of<X: Operand + ?Sized>(
+    operand: &X,
+    rank: usize,
+) -> (ShapeRef<'_>, StaticLayout<X::Extents>) {
     let shape = operand.__tdsl_shape();
-    let layout = StaticLayout::claiming(&shape);
+    let layout = StaticLayout::claiming(&shape, rank);
     (shape, layout)
 }
 

@@ -44,7 +44,7 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             // On the tensor's first access, so a value that is no tensor is reported there.
             let span = first_access_span(program, id).unwrap_or_else(Span::mixed_site);
             let at = cx.private_at(span);
-            let read_shape = quote_spanned!(span=> #at::shape_of(&#expr));
+            let read_shape = quote_spanned!(span=> #at::shape_of(&#expr, #rank));
             // A static rank was checked at compile time (`static_rank_check`).
             tokens.extend(hygienic! {
                 let (#shape, #layout) = #read_shape;
@@ -129,7 +129,7 @@ pub fn emit_checks(program: &Program, cx: &Context) -> Checks {
             }
             let local = hidden_numbered("__extent", extents.len());
             let name = &var.name;
-            let call = check(hygienic!(#p::unify(#name, &[#(#sites),*], &[#(#occurrences),*])));
+            let call = check(hygienic!(#p::unify(#name, &[#(#sites),*], [#(#occurrences),*])));
             // Static extents were unified at compile time (`static_extent_check`): the first
             // one is the extent, a constant the statement's loops can be unrolled over.
             let this = Slot::Var(var.clone());

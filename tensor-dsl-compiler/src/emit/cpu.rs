@@ -385,7 +385,8 @@ impl StatementEmitter<'_> {
             .filter_map(|tensor| match &self.plan.program.tensors[tensor].origin {
                 TensorOrigin::Let { name, .. } => {
                     let layout = layout_local(tensor);
-                    Some(hygienic!(let #layout = #p::layout_of(&#name);))
+                    let rank = self.plan.program.tensors[tensor].rank;
+                    Some(hygienic!(let #layout = #p::layout_of(&#name, #rank);))
                 }
                 // A range target's view is no operand: its extents are run-time ones.
                 TensorOrigin::Slice { .. } if Some(tensor) == target => {
@@ -397,7 +398,8 @@ impl StatementEmitter<'_> {
                         layout_local(tensor),
                         tensor_expr(&self.plan.program.tensors, tensor),
                     );
-                    Some(hygienic!(let #layout = #p::layout_of(&#slice);))
+                    let rank = self.plan.program.tensors[tensor].rank;
+                    Some(hygienic!(let #layout = #p::layout_of(&#slice, #rank);))
                 }
                 TensorOrigin::External(_) | TensorOrigin::Rust(_) => None,
             });
@@ -471,7 +473,8 @@ impl StatementEmitter<'_> {
             .collect();
         let result = result.map(|result| {
             flags.push(hidden("__layout_result").into_token_stream());
-            hygienic!(let __layout_result = #p::layout_of(&#result);)
+            let rank = self.statement.lhs.len();
+            hygienic!(let __layout_result = #p::layout_of(&#result, #rank);)
         });
         hygienic! {
             #result

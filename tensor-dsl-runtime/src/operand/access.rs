@@ -48,6 +48,11 @@ pub(crate) struct RawAccess<'a, T> {
     /// see [`ElementsOf`](crate::checks::ElementsOf)): `data`, `len`, the strides and the
     /// offset count parts, not `T`s.
     pub(crate) part: bool,
+    /// The access is an owned [`Tensor`]'s whole buffer as the tensor lays it out: offset 0,
+    /// the row-major strides of `shape`, `len` their product (the tensor's invariant), so the
+    /// written-out loops take it as dense without comparing its strides. Set only by
+    /// [`row_major`](Self::row_major); every change of the shape or the offset clears it.
+    pub(crate) row_major: bool,
 }
 
 impl<T> Clone for RawAccess<'_, T> {
@@ -75,6 +80,15 @@ impl<'a, T> RawAccess<'a, T> {
             offset,
             memory: Memory::Host,
             part: false,
+            row_major: false,
+        }
+    }
+
+    /// This access, marked as an owned tensor's whole buffer (see the field).
+    pub(crate) fn row_major(self) -> Self {
+        RawAccess {
+            row_major: true,
+            ..self
         }
     }
 
@@ -297,6 +311,7 @@ impl<'a, T> Access<'a, T> {
                 offset: raw.offset,
                 memory: raw.memory,
                 part: true,
+                row_major: raw.row_major,
             },
             in_place: self.in_place,
             _borrow: PhantomData,
@@ -404,6 +419,7 @@ impl<'a, T> TargetAccess<'a, T> {
         let mut raw = self.raw;
         raw.shape = shape.into();
         raw.offset += offset;
+        raw.row_major = false;
         TargetAccess {
             raw,
             exclusive: self.exclusive,
@@ -473,13 +489,9 @@ impl<T: Element> Operand for Tensor<T> {
     }
     fn __tdsl_operand(&self) -> Access<'_, T> {
         let data = self.as_slice();
-        Access::new(RawAccess::new(
-            data.as_ptr(),
-            data.len(),
-            self.shape(),
-            self.strides(),
-            0,
-        ))
+        Access::new(
+            RawAccess::new(data.as_ptr(), data.len(), self.shape(), self.strides(), 0).row_major(),
+        )
     }
 }
 
@@ -536,7 +548,7 @@ impl<T: Element> TargetOwned for Tensor<T> {
     fn __tdsl_target(&mut self) -> TargetAccess<'_, T> {
         let len = self.len();
         let data = self.as_mut_slice().as_mut_ptr();
-        let raw = RawAccess::new(data, len, self.shape(), self.strides(), 0);
+        let raw = RawAccess::new(data, len, self.shape(), self.strides(), 0).row_major();
         // SAFETY: `data` is the tensor's own buffer of `len` elements, borrowed mutably with
         // `self` for the access's lifetime.
         unsafe { TargetAccess::new(raw) }.exclusive()

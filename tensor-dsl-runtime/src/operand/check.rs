@@ -42,12 +42,14 @@ fn rank_mismatch(access: &str, tensor: &str, shape: &[usize], rank: usize) -> Sh
 /// error naming the first pair that differs.
 ///
 /// Inlined, so extents the compiler knows (nested arrays, and the `let`s made from them) unify
-/// at compile time; the sites are read, and the error built, only out of line.
+/// at compile time; the sites are read, and the error built, only out of line. The extents
+/// come by value: the comparisons take them from registers, and only a mismatch puts them in
+/// memory for the message.
 #[inline]
-pub fn unify(
+pub fn unify<const N: usize>(
     index: &'static str,
     sites: &'static [Site],
-    extents: &[usize],
+    extents: [usize; N],
 ) -> Result<usize, ShapeError> {
     let Some((&first, rest)) = extents.split_first() else {
         unreachable!("tensor-dsl bug: index `{index}` has no occurrence");
@@ -61,7 +63,7 @@ pub fn unify(
 
 #[cold]
 #[inline(never)]
-fn extent_mismatch(index: &str, sites: &[Site], extents: &[usize]) -> ShapeError {
+fn extent_mismatch<const N: usize>(index: &str, sites: &[Site], extents: [usize; N]) -> ShapeError {
     let other = extents
         .iter()
         .position(|&extent| extent != extents[0])
@@ -153,13 +155,23 @@ fn result_too_large(name: Option<&'static str>, shape: &[usize]) -> ShapeError {
     )
 }
 
-/// The value of a check, or a panic at the caller (the user's `tensor!` call).
+/// The value of a check, or a panic at the caller (the user's `tensor!` call). Inlined, so
+/// the compiler knows what a passed check established (a rank, equal extents) in the code
+/// after it; the panic is out of line.
 #[track_caller]
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn expect<T>(result: Result<T, ShapeError>) -> T {
     match result {
         Ok(value) => value,
-        Err(error) => panic!("{error}"),
+        Err(error) => failed(error),
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn failed(error: ShapeError) -> ! {
+    panic!("{error}")
 }
 
 fn plural(count: usize, one: &'static str, many: &'static str) -> &'static str {
@@ -176,16 +188,16 @@ mod tests {
 
     #[test]
     fn messages_name_index_accesses_axes_and_extents() {
-        let error = unify("k", &[("a[i, k]", 1), ("b[k, j]", 0)], &[4, 5]).unwrap_err();
+        let error = unify("k", &[("a[i, k]", 1), ("b[k, j]", 0)], [4, 5]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "index `k` has extent 4 in `a[i, k]` (axis 1) but extent 5 in `b[k, j]` (axis 0)"
         );
         // The first place that differs from the first, named from the constant table.
         let sites = &[("c[i]", 0), ("a[i, k]", 0), ("b[k, i]", 1)];
-        assert_eq!(unify("i", sites, &[3, 3, 3]).unwrap(), 3);
+        assert_eq!(unify("i", sites, [3, 3, 3]).unwrap(), 3);
         assert_eq!(
-            unify("i", sites, &[3, 3, 7]).unwrap_err().to_string(),
+            unify("i", sites, [3, 3, 7]).unwrap_err().to_string(),
             "index `i` has extent 3 in `c[i]` (axis 0) but extent 7 in `b[k, i]` (axis 1)"
         );
         assert_eq!(

@@ -70,6 +70,7 @@ fn dense_start<E: ExtentsType, T>(
         memory,
         data,
         part,
+        row_major,
     } = *access;
     let rank = shape.len();
     // A tensor of parts (a real array in a complex statement) converts each element it reads:
@@ -88,6 +89,16 @@ fn dense_start<E: ExtentsType, T>(
         strides: [0; MAX_STATIC_RANK],
         elements: 1,
     };
+    // An owned tensor's access (`row_major`) has these strides by the tensor's invariant, so
+    // they are not compared (a tenth of a 4 × 4 sum's instructions); debug builds check it.
+    // Nothing below rests on it: the dense shape's strides are computed from the extents, and
+    // its elements are checked to lie inside the buffer, so a wrong mark could only misplace
+    // values, never address outside the buffer.
+    let row_major = row_major && !E::STATIC;
+    debug_assert!(
+        !row_major || (offset == 0 && is_whole_row_major(&shape, strides, len)),
+        "an access marked row-major is not an owned tensor's whole buffer"
+    );
     // Innermost axis first: each stride must be the product of the extents inside it. Over
     // every slot, those past the rank skipped: constant indices, so the compiler unrolls the
     // loop and keeps `dense` in registers.
@@ -95,8 +106,7 @@ fn dense_start<E: ExtentsType, T>(
         if axis >= rank {
             continue;
         }
-        let row_major = isize::try_from(dense.elements).ok()?;
-        if strides[axis] != row_major {
+        if !row_major && Ok(strides[axis]) != isize::try_from(dense.elements) {
             return None;
         }
         if E::STATIC && (shape[axis] != E::EXTENTS[axis] || E::STRIDES[axis] != dense.elements) {
@@ -111,7 +121,34 @@ fn dense_start<E: ExtentsType, T>(
     (start.checked_add(dense.elements)? <= len).then_some((data.wrapping_add(start), dense))
 }
 
+/// Whether `strides` are the ones a `Tensor` of `shape` has (row-major, a zero extent
+/// counted as one) and `len` its element count, without allocating: debug builds check this
+/// on every dense access, and tests count allocations.
+fn is_whole_row_major(shape: &[usize], strides: &[isize], len: usize) -> bool {
+    let mut inner = 1isize;
+    strides.len() == shape.len()
+        && shape.iter().zip(strides).rev().all(|(&extent, &stride)| {
+            let row_major = stride == inner;
+            inner = inner.wrapping_mul(extent.max(1) as isize);
+            row_major
+        })
+        && crate::tensor::layout::element_count(shape).is_ok_and(|count| count == len)
+}
+
 impl DenseShape {
+    /// The shape of one run of `elements` values: rank 1, stride 1.
+    #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
+    fn run(elements: usize) -> Self {
+        let mut shape = DenseShape {
+            rank: 1,
+            extents: [0; MAX_STATIC_RANK],
+            strides: [0; MAX_STATIC_RANK],
+            elements,
+        };
+        (shape.extents[0], shape.strides[0]) = (elements, 1);
+        shape
+    }
+
     /// `Σ index[k]·strides[k]`, if that element is one of the access's own: the index has the
     /// access's rank and every position lies inside its axis, so for a shape `dense_start` or
     /// `zeros` made (row-major strides, `elements` their extents' product) the offset is below
@@ -559,29 +596,42 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         // extents the condition is a constant: small arrays never leave registers for a call.
         #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
         if wide_vectors::<T>(elements, N + 1) {
-            // SAFETY: the runs' lengths were checked above.
-            return unsafe { self.pointwise_wide(&runs, mode, alpha, &body) };
+            // SAFETY: `data` is the first of the target's `elements` values (all the loops
+            // use of it), and the runs' lengths were checked above.
+            return unsafe { Self::pointwise_wide(self.data, elements, runs, mode, alpha, &body) };
         }
         // SAFETY: the runs' lengths were checked above.
         unsafe { self.pointwise_plain::<N, false>(runs, mode, alpha, body) };
     }
 
     /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU runs, for
-    /// a loop that gains from it ([`wide_vectors`]). Out of line, so a statement's own code
-    /// holds one comparison and one call rather than the choice and its calls.
+    /// a loop that gains from it ([`wide_vectors`]), over the `elements` values from `data`.
+    /// Out of line, so a statement's own code holds one comparison and one call rather than
+    /// the choice and its calls; given the target's first element and count, not the target,
+    /// so the statement keeps its target in registers rather than in memory for the call.
     ///
     /// # Safety
-    /// Every run has the target's `elements`.
+    /// `data` is the first of a dense target's `elements` values (valid for reads and writes
+    /// on this thread, as [`update`](Self::update) uses them), and every run has `elements`.
     #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
     #[inline(never)]
     unsafe fn pointwise_wide<const N: usize>(
-        &self,
-        runs: &[DenseRun<'_, T>; N],
+        data: *mut T,
+        elements: usize,
+        runs: [DenseRun<'_, T>; N],
         mode: Mode<T>,
         alpha: T,
         body: &impl Fn([T; N]) -> T,
     ) {
-        let runs = *runs;
+        // The same values as one run: the loops read nothing of a target but these two.
+        let this = DenseTarget::<T, E> {
+            data,
+            shape: DenseShape::run(elements),
+            exclusive: false,
+            _borrow: PhantomData,
+            _extents: PhantomData,
+        };
+        let this = &this;
         // α = 1 (nearly every statement) multiplies by a constant the compiler drops, as it
         // does where the loops are inlined into the statement: for a real or integer type
         // 1 · x is x (a NaN stays a NaN). Not for a complex one: (1 + 0i)·x computes 0 times
@@ -592,10 +642,10 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         );
         if real && alpha == T::ONE {
             // SAFETY: as below; α is one, as `UNIT` says.
-            return unsafe { self.pointwise_widest::<N, true>(runs, mode, alpha, body) };
+            return unsafe { this.pointwise_widest::<N, true>(runs, mode, alpha, body) };
         }
         // SAFETY: as `pointwise_widest` asks, the caller's promise.
-        unsafe { self.pointwise_widest::<N, false>(runs, mode, alpha, body) }
+        unsafe { this.pointwise_widest::<N, false>(runs, mode, alpha, body) }
     }
 
     /// [`pointwise_plain`](Self::pointwise_plain) in the widest compilation the CPU has.
@@ -775,6 +825,19 @@ mod tests {
     }
 
     #[test]
+    fn the_row_major_check_accepts_only_a_whole_tensor_layout() {
+        assert!(is_whole_row_major(&[2, 3, 4], &[12, 4, 1], 24));
+        assert!(is_whole_row_major(&[0, 3], &[3, 1], 0));
+        assert!(is_whole_row_major(&[3, 0], &[1, 1], 0));
+        assert!(is_whole_row_major(&[], &[], 1));
+        // Transposed, padded, a part of the buffer, or strides of another rank.
+        assert!(!is_whole_row_major(&[3, 2], &[1, 3], 6));
+        assert!(!is_whole_row_major(&[2, 3], &[4, 1], 8));
+        assert!(!is_whole_row_major(&[2, 3], &[3, 1], 12));
+        assert!(!is_whole_row_major(&[2, 3], &[3], 6));
+    }
+
+    #[test]
     #[should_panic(expected = "outside its operand")]
     fn a_temporary_read_past_its_elements_panics() {
         let mut storage = TemporaryStorage::new();
@@ -823,40 +886,45 @@ mod tests {
         let flat = Tensor::<f64>::zeros([6]);
         assert!(flat.__tdsl_operand().as_dense(layout).is_none());
         // A dynamic type takes any row-major layout without gaps, at its own extents.
-        let claiming = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape);
+        let claiming = |shape: &[usize], rank| StaticLayout::<Dynamic>::claiming(shape, rank);
         let dense = tensor
             .__tdsl_operand()
-            .as_dense(claiming(&[3, 2]))
+            .as_dense(claiming(&[3, 2], 2))
             .expect("a tensor is dense");
         assert_eq!((dense.load([2, 1]), dense.load([1, 0])), (5.0, 2.0));
-        let whole = access.as_dense(claiming(&[2, 3])).expect("so is an array");
+        let whole = access
+            .as_dense(claiming(&[2, 3], 2))
+            .expect("so is an array");
         assert_eq!(whole.load([1, 2]), 6.0);
         let column = tensor.view().slice_axis(1, 1..2);
         assert!(column
             .__tdsl_operand()
-            .as_dense(claiming(&[3, 1]))
+            .as_dense(claiming(&[3, 1], 2))
             .is_none());
         assert!(transposed
             .__tdsl_operand()
-            .as_dense(claiming(&[2, 3]))
+            .as_dense(claiming(&[2, 3], 2))
             .is_none());
         assert!(window
             .__tdsl_operand()
-            .as_dense(claiming(&[2, 3]))
+            .as_dense(claiming(&[2, 3], 2))
             .is_none());
         let rows = wide.view().slice_axis(0, 1..2);
         let row = rows
             .__tdsl_operand()
-            .as_dense(claiming(&[1, 4]))
+            .as_dense(claiming(&[1, 4], 2))
             .expect("one row is dense");
         assert_eq!(row.load([0, 3]), 0.0);
         // Only at the shape the statement checked: an access that disagrees with it, or a
         // layout that states none, is left to the general kernels.
         assert!(tensor
             .__tdsl_operand()
-            .as_dense(claiming(&[4, 2]))
+            .as_dense(claiming(&[4, 2], 2))
             .is_none());
-        assert!(tensor.__tdsl_operand().as_dense(claiming(&[6])).is_none());
+        assert!(tensor
+            .__tdsl_operand()
+            .as_dense(claiming(&[6], 1))
+            .is_none());
         assert!(tensor
             .__tdsl_operand()
             .as_dense(StaticLayout::<Dynamic>::OF)
@@ -865,24 +933,24 @@ mod tests {
         let four = Tensor::from_fn([2, 1, 3, 2], |ix| (ix[0] * 6 + ix[2] * 2 + ix[3]) as f64);
         let dense = four
             .__tdsl_operand()
-            .as_dense(claiming(&[2, 1, 3, 2]))
+            .as_dense(claiming(&[2, 1, 3, 2], 4))
             .expect("a rank-4 tensor is dense");
         assert_eq!(dense.load([1, 0, 2, 1]), 11.0);
         assert!(four
             .__tdsl_operand()
-            .as_dense(claiming(&[2, 1, 3, 3]))
+            .as_dense(claiming(&[2, 1, 3, 3], 4))
             .is_none());
         // Axes 0 and 1 swapped: every stride but the outermost is row-major.
         let outer = four.view().permuted_axes(&[1, 0, 2, 3]);
         assert!(outer
             .__tdsl_operand()
-            .as_dense(claiming(&[1, 2, 3, 2]))
+            .as_dense(claiming(&[1, 2, 3, 2], 4))
             .is_none());
         // Nor is a rank past the written-out loops' limit.
         let five = Tensor::<f64>::zeros([1, 1, 1, 1, 1]);
         assert!(five
             .__tdsl_operand()
-            .as_dense(claiming(&[1, 1, 1, 1, 1]))
+            .as_dense(claiming(&[1, 1, 1, 1, 1], 5))
             .is_none());
         let mut scalar = 0.0f64;
         let target = TargetAccess::scalar(&mut scalar);
@@ -899,7 +967,7 @@ mod tests {
         let tensor = Tensor::<f64>::zeros([2, 3]);
         let dense = tensor
             .__tdsl_operand()
-            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3], 2))
             .unwrap();
         dense.load([1, 3]);
     }
@@ -910,7 +978,7 @@ mod tests {
         let tensor = Tensor::<f64>::zeros([2, 3]);
         let dense = tensor
             .__tdsl_operand()
-            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3], 2))
             .unwrap();
         dense.load([0, 0, 0]);
     }
@@ -931,7 +999,7 @@ mod tests {
         let tensor = Tensor::from_fn([4, 5], |ix| (ix[0] * 10 + ix[1]) as f64);
         let dense = tensor
             .__tdsl_operand()
-            .as_dense(StaticLayout::<Dynamic>::claiming(&[4, 5]))
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[4, 5], 2))
             .unwrap();
         // Along the last axis (stride 1), the first axis (stride 5), both (the diagonal) and
         // neither (every lane the same element).
@@ -970,7 +1038,7 @@ mod tests {
         let tensor = Tensor::<f64>::zeros([2, 3]);
         let dense = tensor
             .__tdsl_operand()
-            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3], 2))
             .unwrap();
         // From [1, 1] the third lane is offset 6, past the tensor; from [1, 0] the fourth;
         // [2, 0] is no index of it at all; from [0, 1] the lanes run past the row into the
@@ -996,7 +1064,7 @@ mod tests {
         let mut c = Tensor::<f64>::zeros([2, 3]);
         let access = c.__tdsl_target();
         let target = access
-            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3]))
+            .as_dense(StaticLayout::<Dynamic>::claiming(&[2, 3], 2))
             .unwrap();
         target.update_chunk([1, 1], [false, true], Mode::Assign, [1.0, 2.0, 3.0]);
     }
@@ -1030,7 +1098,7 @@ mod tests {
 
     #[test]
     fn pointwise_runs_combine_as_each_mode_says() {
-        let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape);
+        let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape, shape.len());
         let a = Tensor::from_fn([3, 5], |ix| (ix[0] * 5 + ix[1]) as f64);
         let b = Tensor::from_fn([3, 5], |ix| 0.5 + ix[1] as f64);
         let (ra, rb) = (
@@ -1133,7 +1201,7 @@ mod tests {
         // α = 1 takes the compilations without the multiplication (`UNIT`).
         for alpha in [value(3), T::ONE] {
             for elements in [1, 7, 63, 64, 65, 1000, 4096, 4097, 13 * 1024] {
-                let layout = StaticLayout::<Dynamic>::claiming(&[elements]);
+                let layout = StaticLayout::<Dynamic>::claiming(&[elements], 1);
                 let a = Tensor::from_fn([elements], |ix| value(ix[0]));
                 let b = Tensor::from_fn([elements], |ix| value(ix[0] * 7 + 1));
                 let old = |k: usize| value(k * 3 + 2);
@@ -1236,7 +1304,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "point-wise run of another length")]
     fn a_pointwise_run_of_another_length_panics_before_writing() {
-        let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape);
+        let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape, shape.len());
         let a = Tensor::<f64>::zeros([2, 3]);
         let short = a.__tdsl_operand().as_dense(layout(&[2, 3])).unwrap();
         let mut c = Tensor::<f64>::zeros([3, 3]);

@@ -117,6 +117,7 @@ impl<X: Operand + ?Sized> Operand for Sliced<'_, X> {
         let raw = &mut access.raw;
         raw.offset += start_offset(&self.shape, &self.starts, raw.strides);
         raw.shape = self.shape.as_slice().into();
+        raw.row_major = false;
         access
     }
 }
