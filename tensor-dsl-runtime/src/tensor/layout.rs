@@ -6,12 +6,35 @@
 
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 use crate::error::{ShapeError, ShapeErrorKind};
+
+/// The most axes a shape or strides hold in place (see [`Dims`]): every tensor the written-out
+/// loops take (`MAX_STATIC_RANK`).
+pub(crate) const INLINE_AXES: usize = 4;
+
+/// A tensor's or view's extents: up to [`INLINE_AXES`] inside the value, more in a buffer, so
+/// making a small tensor or any view of one allocates no shape.
+pub type Dims = SmallVec<[usize; INLINE_AXES]>;
+
+/// A tensor's or view's strides, held as its [`Dims`] are.
+pub(crate) type Strides = SmallVec<[isize; INLINE_AXES]>;
 
 /// Something that can be read as a list of extents, one per axis.
 pub trait IntoShape {
     /// The extents, outermost axis first.
     fn into_shape(self) -> Vec<usize>;
+
+    /// The extents as tensors hold them (see [`Dims`]): for arrays and slices without a
+    /// `Vec` in between.
+    #[doc(hidden)]
+    fn __tdsl_dims(self) -> Dims
+    where
+        Self: Sized,
+    {
+        Dims::from_vec(self.into_shape())
+    }
 }
 
 impl IntoShape for Vec<usize> {
@@ -24,11 +47,19 @@ impl IntoShape for &Vec<usize> {
     fn into_shape(self) -> Vec<usize> {
         self.clone()
     }
+
+    fn __tdsl_dims(self) -> Dims {
+        dims_of(self)
+    }
 }
 
 impl IntoShape for &[usize] {
     fn into_shape(self) -> Vec<usize> {
         self.to_vec()
+    }
+
+    fn __tdsl_dims(self) -> Dims {
+        dims_of(self)
     }
 }
 
@@ -36,11 +67,19 @@ impl<const N: usize> IntoShape for [usize; N] {
     fn into_shape(self) -> Vec<usize> {
         self.to_vec()
     }
+
+    fn __tdsl_dims(self) -> Dims {
+        dims_of(&self)
+    }
 }
 
 impl<const N: usize> IntoShape for &[usize; N] {
     fn into_shape(self) -> Vec<usize> {
         self.to_vec()
+    }
+
+    fn __tdsl_dims(self) -> Dims {
+        dims_of(self)
     }
 }
 
@@ -63,20 +102,29 @@ pub(crate) fn element_count(shape: &[usize]) -> Result<usize, ShapeError> {
 }
 
 /// Row-major strides in elements: the last axis has stride 1.
-pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<isize> {
-    // Collected, not `vec![0; rank]` and filled: a zeroed vector is a `calloc`, which glibc
-    // serves past its cache of freed chunks (see `memory`), and each `let` result makes one.
-    let mut strides: Vec<isize> = shape
-        .iter()
-        .rev()
-        .scan(1isize, |stride, &extent| {
-            let inner = *stride;
-            *stride = stride.wrapping_mul(extent.max(1) as isize);
-            Some(inner)
-        })
-        .collect();
-    strides.reverse();
+pub(crate) fn row_major_strides(shape: &[usize]) -> Strides {
+    // Filled in place: collecting an iterator into a `SmallVec` took longer than the rest of
+    // making a small tensor.
+    let mut strides = Strides::from_elem(0, shape.len());
+    let mut inner = 1isize;
+    for (stride, &extent) in strides.iter_mut().zip(shape).rev() {
+        *stride = inner;
+        inner = inner.wrapping_mul(extent.max(1) as isize);
+    }
     strides
+}
+
+/// `extents` as a [`Dims`]: copied word by word where they fit in place (a slice copy of
+/// unknown length is a call to `memcpy`).
+pub(crate) fn dims_of(extents: &[usize]) -> Dims {
+    if extents.len() > INLINE_AXES {
+        return Dims::from_slice(extents);
+    }
+    let mut held = [0; INLINE_AXES];
+    for (slot, &extent) in held.iter_mut().zip(extents) {
+        *slot = extent;
+    }
+    Dims::from_buf_and_len(held, extents.len())
 }
 
 /// Reorders `shape` and `strides` by `axes`, which must be a permutation of `0..rank`.
@@ -84,7 +132,7 @@ pub(crate) fn permute(
     shape: &[usize],
     strides: &[isize],
     axes: &[usize],
-) -> Result<(Vec<usize>, Vec<isize>), ShapeError> {
+) -> Result<(Dims, Strides), ShapeError> {
     let rank = shape.len();
     let mut seen = vec![false; rank];
     let is_permutation = axes.len() == rank
@@ -139,16 +187,16 @@ pub(crate) fn slice(
 /// layouts with no elements (whose start offset is never read) cannot panic on overflow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct RawLayout {
-    pub(crate) shape: Vec<usize>,
-    pub(crate) strides: Vec<isize>,
+    pub(crate) shape: Dims,
+    pub(crate) strides: Strides,
     pub(crate) offset: isize,
 }
 
 impl RawLayout {
-    pub(crate) fn new(shape: Vec<usize>, strides: Vec<isize>, offset: isize) -> Self {
+    pub(crate) fn new(shape: impl Into<Dims>, strides: impl Into<Strides>, offset: isize) -> Self {
         RawLayout {
-            shape,
-            strides,
+            shape: shape.into(),
+            strides: strides.into(),
             offset,
         }
     }
@@ -272,7 +320,7 @@ impl RawLayout {
     /// The layout repeating this one's elements to `shape` by numpy's rules: axes are matched
     /// from the last; a matched axis keeps its extent or, of extent 1, is repeated with stride
     /// 0; missing leading axes are new ones with stride 0.
-    pub(crate) fn broadcast(&self, shape: Vec<usize>) -> Result<Self, ShapeError> {
+    pub(crate) fn broadcast(&self, shape: Dims) -> Result<Self, ShapeError> {
         element_count(&shape)?;
         let incompatible = || {
             ShapeError::new(
@@ -286,7 +334,7 @@ impl RawLayout {
         let Some(lead) = shape.len().checked_sub(self.shape.len()) else {
             return Err(incompatible());
         };
-        let mut strides = vec![0isize; shape.len()];
+        let mut strides = Strides::from_elem(0, shape.len());
         for (axis, (&extent, &stride)) in self.shape.iter().zip(&self.strides).enumerate() {
             let wanted = shape[lead + axis];
             if extent == wanted {
@@ -316,7 +364,7 @@ impl RawLayout {
     }
 
     /// The same elements, in the same row-major order, under another shape.
-    pub(crate) fn reshaped(&self, shape: Vec<usize>) -> Result<Self, ShapeError> {
+    pub(crate) fn reshaped(&self, shape: Dims) -> Result<Self, ShapeError> {
         let count = element_count(&shape)?;
         let have = self.element_count();
         if count != have {
@@ -375,10 +423,10 @@ pub(crate) fn flat_offset(
 /// proven in bounds of a buffer every item is an offset into that buffer.
 #[derive(Clone, Debug)]
 pub(crate) struct Offsets {
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+    shape: Dims,
+    strides: Strides,
     /// While `remaining > 0`: a multi-index inside `shape`, the next one to yield.
-    index: Vec<usize>,
+    index: Dims,
     /// The offset of `index`.
     at: isize,
     remaining: usize,
@@ -389,7 +437,7 @@ impl Offsets {
         Offsets {
             shape: layout.shape.clone(),
             strides: layout.strides.clone(),
-            index: vec![0; layout.shape.len()],
+            index: Dims::from_elem(0, layout.shape.len()),
             at: layout.offset,
             remaining: layout.element_count(),
         }
@@ -429,7 +477,7 @@ impl ExactSizeIterator for Offsets {}
 
 /// The row-major layout of `shape` over a slice of `len` elements, checked to address exactly
 /// them.
-pub(crate) fn slice_layout(shape: Vec<usize>, len: usize) -> Result<RawLayout, ShapeError> {
+pub(crate) fn slice_layout(shape: Dims, len: usize) -> Result<RawLayout, ShapeError> {
     let count = element_count(&shape)?;
     if count != len {
         return Err(ShapeError::new(
@@ -461,9 +509,9 @@ mod tests {
 
     #[test]
     fn strides_are_row_major() {
-        assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
-        assert_eq!(row_major_strides(&[]), Vec::<isize>::new());
-        assert_eq!(row_major_strides(&[0, 3]), vec![3, 1]);
+        assert_eq!(row_major_strides(&[2, 3, 4])[..], [12, 4, 1]);
+        assert_eq!(row_major_strides(&[])[..], [0isize; 0]);
+        assert_eq!(row_major_strides(&[0, 3])[..], [3, 1]);
     }
 
     #[test]
@@ -472,7 +520,7 @@ mod tests {
         assert!(permute(&[2, 3], &[3, 1], &[1]).is_err());
         assert_eq!(
             permute(&[2, 3], &[3, 1], &[1, 0]).unwrap(),
-            (vec![3, 2], vec![1, 3])
+            (Dims::from_slice(&[3, 2]), Strides::from_slice(&[1, 3]))
         );
     }
 
@@ -515,11 +563,11 @@ mod tests {
             axes.swap(0, rank - 1);
             out.push((layout.clone().permuted(&axes), true));
         }
-        if let Ok(flat) = layout.reshaped(vec![layout.element_count()]) {
+        if let Ok(flat) = layout.reshaped(Dims::from_slice(&[layout.element_count()])) {
             out.push((flat, true));
         }
-        let mut wider = vec![2];
-        wider.extend(&layout.shape);
+        let mut wider = Dims::from_slice(&[2]);
+        wider.extend_from_slice(&layout.shape);
         out.push((layout.broadcast(wider).unwrap(), false));
         out
     }
@@ -559,6 +607,6 @@ mod tests {
         let indexed = layout.clone().indexed(0, usize::MAX - 1);
         assert_eq!(indexed.element_count(), 0);
         let stepped = layout.sliced_step(0, 0..usize::MAX, -1);
-        assert_eq!(stepped.shape, [usize::MAX, 2, 0]);
+        assert_eq!(stepped.shape[..], [usize::MAX, 2, 0]);
     }
 }

@@ -7,7 +7,9 @@ use std::ops::{Index, IndexMut};
 use crate::element::Element;
 use crate::error::{ShapeError, ShapeErrorKind};
 
-use super::layout::{element_count, flat_offset, outside, row_major_strides, IntoShape, RawLayout};
+use super::layout::{
+    element_count, flat_offset, outside, row_major_strides, Dims, IntoShape, RawLayout, Strides,
+};
 use super::memory::{advise_huge_pages, zeroed};
 use super::view::{TensorView, TensorViewMut};
 
@@ -18,8 +20,8 @@ use super::view::{TensorView, TensorViewMut};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor<T> {
     data: Vec<T>,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+    shape: Dims,
+    strides: Strides,
 }
 
 impl<T: Element> Tensor<T> {
@@ -29,7 +31,7 @@ impl<T: Element> Tensor<T> {
     /// If the element count overflows `usize`.
     #[track_caller]
     pub fn zeros(shape: impl IntoShape) -> Self {
-        let shape = shape.into_shape();
+        let shape = shape.__tdsl_dims();
         let count = match element_count(&shape) {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
@@ -47,7 +49,7 @@ impl<T: Element> Tensor<T> {
     /// row-major order.
     #[track_caller]
     pub fn from_fn(shape: impl IntoShape, mut f: impl FnMut(&[usize]) -> T) -> Self {
-        let shape = shape.into_shape();
+        let shape = shape.__tdsl_dims();
         let count = match element_count(&shape) {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
@@ -135,7 +137,7 @@ impl<T: Clone> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn full(shape: impl IntoShape, value: T) -> Self {
-        let shape = shape.into_shape();
+        let shape = shape.__tdsl_dims();
         let count = match element_count(&shape) {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
@@ -195,7 +197,7 @@ impl<T> Tensor<T> {
     /// Fails with [`ShapeErrorKind::DataLength`] when `data.len()` differs from the product of
     /// the extents.
     pub fn from_shape_vec(shape: impl IntoShape, data: Vec<T>) -> Result<Self, ShapeError> {
-        let shape = shape.into_shape();
+        let shape = shape.__tdsl_dims();
         let count = element_count(&shape)?;
         if data.len() != count {
             return Err(ShapeError::new(
@@ -209,7 +211,7 @@ impl<T> Tensor<T> {
         Ok(Self::from_parts(data, shape))
     }
 
-    fn from_parts(data: Vec<T>, shape: Vec<usize>) -> Self {
+    fn from_parts(data: Vec<T>, shape: Dims) -> Self {
         let strides = row_major_strides(&shape);
         Tensor {
             data,
@@ -342,7 +344,7 @@ impl<T> Tensor<T> {
     /// assert_eq!(t.shape(), &[6, 1]);
     /// ```
     pub fn into_shape(self, shape: impl IntoShape) -> Result<Tensor<T>, ShapeError> {
-        let shape = shape.into_shape();
+        let shape = shape.__tdsl_dims();
         let count = element_count(&shape)?;
         if count != self.data.len() {
             return Err(ShapeError::new(

@@ -76,7 +76,7 @@ impl<'a, T> TensorView<'a, T> {
     /// assert!(TensorView::from_slice([4, 2], &data).is_err());
     /// ```
     pub fn from_slice(shape: impl IntoShape, data: &'a [T]) -> Result<Self, ShapeError> {
-        let layout = slice_layout(shape.into_shape(), data.len())?;
+        let layout = slice_layout(shape.__tdsl_dims(), data.len())?;
         // The row-major layout of `data.len()` elements addresses `0..data.len()`, and `data`
         // is borrowed for `'a`.
         Ok(TensorView::from_raw(data.as_ptr(), data.len(), layout))
@@ -125,7 +125,7 @@ impl<'a, T> TensorView<'a, T> {
     /// assert!(row.view().broadcast([3, 2]).is_err());
     /// ```
     pub fn broadcast(&self, shape: impl IntoShape) -> Result<TensorView<'a, T>, ShapeError> {
-        let layout = self.layout.broadcast(shape.into_shape())?;
+        let layout = self.layout.broadcast(shape.__tdsl_dims())?;
         // The broadcast layout addresses only offsets this view's layout addresses.
         Ok(TensorView::from_raw(self.data, self.len, layout))
     }
@@ -299,7 +299,7 @@ impl<'a, T> TensorViewMut<'a, T> {
     /// assert_eq!(data[5], 7.0);
     /// ```
     pub fn from_slice_mut(shape: impl IntoShape, data: &'a mut [T]) -> Result<Self, ShapeError> {
-        let layout = slice_layout(shape.into_shape(), data.len())?;
+        let layout = slice_layout(shape.__tdsl_dims(), data.len())?;
         // The row-major layout of `data.len()` elements addresses each of `0..data.len()`
         // once, and `data` is borrowed exclusively for `'a`.
         Ok(TensorViewMut::from_raw(
@@ -517,7 +517,7 @@ macro_rules! view_layout_methods {
             /// assert_eq!(transposed.to_owned().view().reshape([6]).unwrap()[[1]], 3.0);
             /// ```
             pub fn reshape(self, shape: impl IntoShape) -> Result<Self, ShapeError> {
-                let layout = self.layout.reshaped(shape.into_shape())?;
+                let layout = self.layout.reshaped(shape.__tdsl_dims())?;
                 // The new layout addresses the same elements as the old one, each once.
                 Ok($view { layout, ..self })
             }
@@ -535,7 +535,7 @@ macro_rules! view_layout_methods {
                         unsafe { self.data.offset(at).read() }
                     })
                     .collect();
-                Tensor::from_shape_vec(self.layout.shape.clone(), data)
+                Tensor::from_shape_vec(&self.layout.shape[..], data)
                     .expect("a view holds exactly the product of its extents")
             }
         }
