@@ -104,11 +104,9 @@ impl Distribution {
             0 => Distribution::replicated(0, ranks),
             1 => Distribution::rows(1, ranks),
             _ => {
-                // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-                #[allow(clippy::manual_is_multiple_of)]
                 let rows = (1..=ranks)
                     .rev()
-                    .find(|r| r * r <= ranks && ranks % r == 0)
+                    .find(|r| r * r <= ranks && ranks.is_multiple_of(*r))
                     .unwrap_or(1);
                 let mut splits = vec![Split::Whole; axes];
                 splits[0] = Split::Block(0);

@@ -1328,9 +1328,10 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             // copied into the buffer as they lie, and the buffer is transposed.
             let from = source.data.wrapping_offset(corner.operands[transposed]);
             let to = self.target.wrapping_offset(corner.target);
-            // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-            #[allow(clippy::manual_is_multiple_of)]
-            let page_apart = across_step.unsigned_abs().wrapping_mul(size_of::<T>()) % 4096 == 0;
+            let page_apart = across_step
+                .unsigned_abs()
+                .wrapping_mul(size_of::<T>())
+                .is_multiple_of(4096);
             if !page_apart && apart(from, [1, across_step], to, [target_strides[0], 1], shape) {
                 // SAFETY: every element of both tiles lies inside the nest, which the step
                 // proved in bounds (the source's for reads, the target's for writes), and
@@ -2232,11 +2233,9 @@ mod tests {
                         ));
                     });
                     let case = format!("{rows} × {columns} in rows of {wide}, {threads} threads");
-                    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-                    #[allow(clippy::manual_is_multiple_of)]
-                    let whole_lines = wide * size_of::<T>() % 64 == 0;
-                    #[allow(clippy::manual_is_multiple_of)]
-                    let aligned = c.as_slice()[skip..].as_ptr() as usize % size_of::<T>() == 0;
+                    let whole_lines = (wide * size_of::<T>()).is_multiple_of(64);
+                    let aligned =
+                        (c.as_slice()[skip..].as_ptr() as usize).is_multiple_of(size_of::<T>());
                     if threads == 1 {
                         // (Other threads count on their own.)
                         let may = whole_lines && aligned && streams::<T>() && transposes::<T>();

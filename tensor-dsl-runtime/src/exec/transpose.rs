@@ -138,9 +138,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     let (Some(kernel), size) = (kernel::<T>(), size_of::<T>()) else {
         return false;
     };
-    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-    #[allow(clippy::manual_is_multiple_of)]
-    if !lines_apart::<T>(target_stride) || target as usize % size != 0 {
+    if !lines_apart::<T>(target_stride) || !(target as usize).is_multiple_of(size) {
         return false;
     }
     // Columns up to the rows' first line boundary (the same in every row), then whole lines.
@@ -193,9 +191,10 @@ const LINE: usize = 64;
 /// Whether rows `stride` elements of `T` apart are a whole number of cache lines apart (and
 /// not the same row), so each row's lines start at the same column.
 pub(crate) fn lines_apart<T>(stride: isize) -> bool {
-    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-    #[allow(clippy::manual_is_multiple_of)]
-    let whole = stride.unsigned_abs().wrapping_mul(size_of::<T>()) % LINE == 0;
+    let whole = stride
+        .unsigned_abs()
+        .wrapping_mul(size_of::<T>())
+        .is_multiple_of(LINE);
     stride != 0 && whole
 }
 
@@ -203,9 +202,7 @@ pub(crate) fn lines_apart<T>(stride: isize) -> bool {
 /// is not aligned to `T`'s size, whose elements then never meet one).
 pub(crate) fn line_lead<T>(at: *const T) -> usize {
     let (address, size) = (at as usize, size_of::<T>().max(1));
-    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-    #[allow(clippy::manual_is_multiple_of)]
-    if address % size != 0 || LINE % size != 0 {
+    if !address.is_multiple_of(size) || !LINE.is_multiple_of(size) {
         return 0;
     }
     (LINE - address % LINE) % LINE / size
@@ -225,9 +222,7 @@ pub(crate) fn line_lead<T>(at: *const T) -> usize {
 /// again or lets another thread see them (non-temporal stores are ordered by nothing else).
 pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, length: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
-    // `%`, not `is_multiple_of`: the crates build with Rust 1.85.
-    #[allow(clippy::manual_is_multiple_of)]
-    if streams::<T>() && target as usize % size_of::<T>() == 0 {
+    if streams::<T>() && (target as usize).is_multiple_of(size_of::<T>()) {
         // SAFETY: the caller vouches for both runs, `length · size` bytes each, and for the
         // bytes being initialized; the target is aligned to the element size (just checked),
         // one of the two sizes `stream` takes; the CPU has AVX (`streams` detected it).
@@ -1027,8 +1022,8 @@ mod tests {
                         super::fence();
                         // Every run is streamed where the CPU can and the target is aligned
                         // to the element's size.
-                        #[allow(clippy::manual_is_multiple_of)] // Rust 1.85
-                        let aligned = target[to..].as_ptr() as usize % size_of::<T>() == 0;
+                        let aligned =
+                            (target[to..].as_ptr() as usize).is_multiple_of(size_of::<T>());
                         assert_eq!(copied, super::streams::<T>() && aligned);
                         for (at, &got) in target.iter().enumerate() {
                             let expected = if copied && (to..to + length).contains(&at) {
