@@ -132,7 +132,7 @@ fn distributions(p: usize) -> Vec<Distribution> {
         Distribution::new(&[p], &[Split::Cyclic(0, 2), Split::Whole]).unwrap(),
         Distribution::new(&[p], &[Split::Whole, Split::Cyclic(0, 1)]).unwrap(),
     ];
-    for rows in (1..=p).filter(|rows| p % rows == 0) {
+    for rows in (1..=p).filter(|rows| p.is_multiple_of(*rows)) {
         let grid = [rows, p / rows];
         out.push(Distribution::new(&grid, &[Split::Block(0), Split::Cyclic(1, 3)]).unwrap());
         out.push(Distribution::new(&grid, &[Split::Block(1), Split::Whole]).unwrap());
