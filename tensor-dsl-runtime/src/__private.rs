@@ -82,8 +82,9 @@ pub fn new_result<W: Witness + ?Sized, E: LetResult<W::Elem>>(
     E::zeros(shape)
 }
 
-/// Steps with at most this many points (the product of their loops' extents, an empty loop counted as one) over static
-/// operands run as loops written out in the expansion, which the compiler unrolls; larger
+/// Steps with at most this many points (the product of their loops' extents, an empty loop
+/// counted as one) over static operands run as loops written out in the expansion, which the
+/// compiler unrolls; larger
 /// ones are worth the general kernels' blocking, GEMM calls and threads.
 pub const SMALL_STEP_POINTS: usize = 4096;
 
