@@ -89,8 +89,10 @@ fn dense_start<E: ExtentsType, T>(
         strides: [0; MAX_STATIC_RANK],
         elements: 1,
     };
-    // An owned tensor's access (`row_major`) has these strides by the tensor's invariant, so
-    // they are not compared (a tenth of a 4 × 4 sum's instructions); debug builds check it.
+    // An owned tensor's access (`row_major`) has these strides by the tensor's invariant (one
+    // difference: an empty tensor counts a zero extent as one, `[3, 0]` having strides
+    // `[1, 1]`, harmless with no element to address), so they are not compared (a tenth of a
+    // 4 × 4 sum's instructions); debug builds check the invariant.
     // Nothing below rests on it: the dense shape's strides are computed from the extents, and
     // its elements are checked to lie inside the buffer, so a wrong mark could only misplace
     // values, never address outside the buffer.
