@@ -12,8 +12,8 @@ use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
-    fence, line_lead, lines_apart, prefetch_run, stream_run, stream_tile, streams, transpose_tile,
-    transposes,
+    fence, line_lead, lines_apart, prefetch_run, rows_on_lines, stream_run, stream_tile, streams,
+    transpose_tile, transposes, LINE,
 };
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
@@ -605,8 +605,10 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
             let (rows, columns) = (extents[outer], extents[inner]);
             // A streamed copy's tiles start on the target's line boundaries after the first
             // (whose columns reach the first), so only the rows' ends are stored the cached
-            // way, not a line at each tile's edge.
+            // way, not a line at each tile's edge. Rows of one tile's width are not cut there
+            // (two narrow tiles instead of one).
             let lead = if nest.stream
+                && columns > TILE
                 && lines_apart::<T>(target_strides[outer])
                 && target_strides[inner] == 1
             {
@@ -1332,6 +1334,40 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 .unsigned_abs()
                 .wrapping_mul(size_of::<T>())
                 .is_multiple_of(4096);
+            // A streamed tile whose target rows continue one another (one run of
+            // `rows · columns` elements) but do not start on line boundaries, as where the
+            // target's allocation is not aligned to a line (a large `Tensor`'s, 16 bytes past
+            // one): `stream_tile` streams no line of rows that short, so the tile is
+            // transposed into the buffer as that run and the run streamed whole. Straight from
+            // the source, unless its columns share a cache set and are read by more than one
+            // load each (see below).
+            if self.stream
+                && target_strides[0] == columns as isize
+                && !rows_on_lines(to, target_strides[0])
+                && (!page_apart || rows * size_of::<T>() <= LINE)
+                && apart(from, [1, across_step], to, [target_strides[0], 1], shape)
+            {
+                // SAFETY: the source's tile lies inside the nest, which the step proved in
+                // bounds for reads; the buffer is this call's own, and holds the tile laid out
+                // along its rows (`rows · columns ≤ TILE · TILE` elements); the target's tile
+                // is the run of `rows · columns` elements from `to` (its rows `columns` apart),
+                // inside the nest, so proved in bounds for writes, and not the buffer. Streamed:
+                // as below.
+                let streamed = unsafe {
+                    transpose_tile(
+                        from,
+                        across_step,
+                        buffer.as_mut_ptr(),
+                        columns as isize,
+                        shape,
+                    ) && stream_run(buffer.as_ptr(), to, rows * columns)
+                };
+                if streamed {
+                    #[cfg(test)]
+                    tests::STREAMED_TILES.with(|tiles| tiles.set(tiles.get() + 1));
+                    return;
+                }
+            }
             if !page_apart && apart(from, [1, across_step], to, [target_strides[0], 1], shape) {
                 // SAFETY: every element of both tiles lies inside the nest, which the step
                 // proved in bounds (the source's for reads, the target's for writes), and
@@ -2254,6 +2290,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `c[s, i, j] = a[s, j, i]` streamed whatever the size, one tile per `s`, each tile's
+    /// target one run (rows `columns` apart) starting wherever `s · rows · columns` elements
+    /// from the allocation put it, on a line boundary or off one: every tile is streamed
+    /// through the buffer as its run (no row holds a whole line, so `stream_tile` could stream
+    /// none), and every element matches the source.
+    fn check_streamed_runs_off_the_lines<T: Element + std::fmt::Debug>(value: fn(usize) -> T) {
+        // 13 · 12 elements of four bytes are 48 bytes past a line, of eight bytes 32: the
+        // slots start at every offset from a line the allocation allows.
+        let (slots, rows, columns) = (5, 13, 12);
+        let a = Tensor::<T>::from_fn([slots, columns, rows], |ix| {
+            value((ix[0] * columns + ix[1]) * rows + ix[2])
+        });
+        for threads in [1, 2] {
+            let mut c = Tensor::<T>::zeros([slots, rows, columns]);
+            let streamed = count_streamed(threads, true, &STREAMED_TILES, || {
+                let target = TargetOwned::__tdsl_target(&mut c);
+                copy(Step::new(
+                    target.at(&[Axis::Loop(0), Axis::Loop(1), Axis::Loop(2)]),
+                    Mode::Assign,
+                    T::ONE,
+                    [slots, rows, columns],
+                    3,
+                    [a.__tdsl_operand()
+                        .at(&[Axis::Loop(0), Axis::Loop(2), Axis::Loop(1)])],
+                ));
+            });
+            if threads == 1 && streams::<T>() && transposes::<T>() {
+                // (Other threads count on their own.)
+                assert_eq!(streamed, slots, "{threads} threads");
+            }
+            for s in 0..slots {
+                for i in 0..rows {
+                    for j in 0..columns {
+                        assert_eq!(
+                            c[[s, i, j]],
+                            a[[s, j, i]],
+                            "{threads} threads at {s}, {i}, {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_runs_off_the_lines_match_their_source() {
+        check_streamed_runs_off_the_lines::<f32>(|n| n as f32 + 0.5);
+        check_streamed_runs_off_the_lines::<f64>(|n| n as f64 - 0.25);
+        check_streamed_runs_off_the_lines::<i32>(|n| 0x7f80_0001 + n as i32);
     }
 
     #[test]

@@ -133,8 +133,9 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     source_stride: isize,
     target: *mut T,
     target_stride: isize,
-    [rows, columns]: [usize; 2],
+    shape: [usize; 2],
 ) -> bool {
+    let [rows, columns] = shape;
     let (Some(kernel), size) = (kernel::<T>(), size_of::<T>()) else {
         return false;
     };
@@ -147,6 +148,23 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     let lines = (columns - lead) / per_line;
     let (stream_rows, stream) = kernel.stream;
     let whole_rows = rows / stream_rows * stream_rows;
+    if lines == 0 || whole_rows == 0 {
+        // No whole line to stream (rows shorter than the columns up to their first line
+        // boundary and a line past it): the tile whole in the widest blocks, not cut at that
+        // boundary into narrower ones.
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            in_blocks(
+                kernel.tiers,
+                source,
+                source_stride,
+                target,
+                target_stride,
+                shape,
+            )
+        };
+        return true;
+    }
     // SAFETY (whole block): each part below is a sub-tile of the caller's tile (a corner and a
     // shape inside it), with its strides, so the caller's guarantees hold for it. The streamed
     // part's rows start on a line boundary (`lead`, and the rows a whole number of lines
@@ -186,7 +204,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
 }
 
 /// The bytes of a cache line, the unit a non-temporal store fills.
-const LINE: usize = 64;
+pub(crate) const LINE: usize = 64;
 
 /// Whether rows `stride` elements of `T` apart are a whole number of cache lines apart (and
 /// not the same row), so each row's lines start at the same column.
@@ -196,6 +214,12 @@ pub(crate) fn lines_apart<T>(stride: isize) -> bool {
         .wrapping_mul(size_of::<T>())
         .is_multiple_of(LINE);
     stride != 0 && whole
+}
+
+/// Whether rows `stride` elements of `T` apart from `at` on each start on a cache line
+/// boundary, as `stream_tile` streams them from their first element.
+pub(crate) fn rows_on_lines<T>(at: *const T, stride: isize) -> bool {
+    lines_apart::<T>(stride) && (at as usize).is_multiple_of(LINE)
 }
 
 /// How many elements from `at` the next cache line starts (0 on a boundary, and where `at`
