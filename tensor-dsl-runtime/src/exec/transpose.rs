@@ -329,6 +329,12 @@ pub(crate) fn streams<T>() -> bool {
     false
 }
 
+/// Whether `stream_tile` writes each target line of a block of `T`s with one store (and
+/// reads each source line with one load) on this CPU: AVX-512's kernels.
+pub(crate) fn streams_by_lines<T>() -> bool {
+    kernel::<T>().is_some_and(|kernel| kernel.stream.0 * size_of::<T>() == LINE)
+}
+
 /// Whether `transpose_tile` copies tiles of `T` on this CPU.
 pub(crate) fn transposes<T>() -> bool {
     kernel::<T>().is_some()
@@ -341,9 +347,12 @@ struct Kernel {
     /// Each kernel with the side of its blocks, widest first.
     tiers: &'static [(usize, Blocks)],
     /// For whole lines of the target, with non-temporal stores (`stream_tile`), and the rows
-    /// it takes at a time (a tile's streamed rows are a multiple of them). For four-byte
-    /// elements AVX's, eight target rows at a time: AVX-512's sixteen rows fill sixteen lines
-    /// at once, which measured slower (more than the core combines at once).
+    /// it takes at a time (a tile's streamed rows are a multiple of them). With AVX-512 each
+    /// target line is one store and each source line one load (16 × 16 blocks of four-byte
+    /// elements, 8 × 8 of eight-byte ones), with AVX half a line each. (Sixteen rows at once
+    /// once measured slower than AVX's eight on a Xeon, in 64 × 64 tiles; on the AMD host,
+    /// in the tiles `Nest` now streams, they measured faster, see `loop_nest`'s
+    /// `streamed_tile`.)
     stream: (usize, Blocks),
 }
 
@@ -359,7 +368,7 @@ fn kernel<T>() -> Option<Kernel> {
                         (8, avx::blocks_4),
                         (4, sse::blocks_4),
                     ],
-                    stream: (8, avx::stream_blocks_4),
+                    stream: (16, avx512::stream_blocks_4),
                 }),
                 8 => Some(Kernel {
                     tiers: &[
@@ -817,6 +826,37 @@ mod avx512 {
         blocks_8, "avx512f", f64, 8, rows_of_8x8_pd, _mm512_storeu_pd
     );
 
+    /// As `blocks_4`, each target row's sixteen elements (one cache line) written by one
+    /// non-temporal store; unfenced.
+    ///
+    /// # Safety
+    /// As `blocks_4`, with `rows` and `columns` multiples of 16 and every target row starting
+    /// on a 64-byte boundary; the caller fences as `stream_tile` says.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn stream_blocks_4(
+        source: *const u8,
+        source_stride: isize,
+        target: *mut u8,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+    ) {
+        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
+        for column in (0..columns).step_by(16) {
+            for row in (0..rows).step_by(16) {
+                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
+                // SAFETY: as in `blocks_4`, for a 16 × 16 block; each store's 64 bytes start on
+                // a 64-byte boundary, as streaming stores need.
+                unsafe {
+                    let rows_out = rows_of_16x16!(base, source_stride);
+                    for (r, value) in rows_out.into_iter().enumerate() {
+                        let to = (row + r) as isize * target_stride + column as isize;
+                        _mm512_stream_ps(target.offset(to), value);
+                    }
+                }
+            }
+        }
+    }
+
     /// As `blocks_8`, each target row's eight elements (one cache line) written by one
     /// non-temporal store; unfenced.
     ///
@@ -865,10 +905,10 @@ mod tests {
     fn check_stream<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
         let size = size_of::<T>();
         let per_line = LINE / size;
-        // The rows a stream kernel takes at a time: eight, but four for eight-byte elements
-        // without AVX-512 (AVX's 4 × 4 blocks).
+        // The rows a stream kernel takes at a time: a line's worth of elements with AVX-512
+        // (16 × 16 and 8 × 8 blocks), half that with AVX.
         let wide = std::arch::is_x86_feature_detected!("avx512f");
-        let block = if size == 8 && !wide { 4 } else { 8 };
+        let block = if wide { per_line } else { per_line / 2 };
         for (rows, columns) in [(8, 40), (13, 37), (3, 50), (16, 5), (24, 64), (40, 48)] {
             // Target rows a whole number of lines apart, with room for any lead.
             let row_length = (columns + per_line).div_ceil(per_line) * per_line;
