@@ -360,7 +360,7 @@ struct Kernel {
 fn kernel<T>() -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        if std::arch::is_x86_feature_detected!("avx512f") && !avx_only() {
             return match size_of::<T>() {
                 4 => Some(Kernel {
                     tiers: &[
@@ -396,6 +396,18 @@ fn kernel<T>() -> Option<Kernel> {
         }
     }
     None
+}
+
+/// Whether this thread's tests asked for AVX's kernels on a CPU with AVX-512 too.
+#[cfg(test)]
+fn avx_only() -> bool {
+    tests::AVX_ONLY.with(std::cell::Cell::get)
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn avx_only() -> bool {
+    false
 }
 
 /// Kernels in SSE registers (every x86-64 CPU has SSE2), for the edges of a tile.
@@ -896,6 +908,30 @@ mod tests {
     std::thread_local! {
         /// How many target lines this thread's `stream_tile` calls have streamed.
         pub(super) static STREAMED_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// Whether `kernel` gives this thread AVX's kernels where the CPU has AVX-512 too.
+        pub(super) static AVX_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Runs `run` with AVX's kernels (and SSE's for their edges) on this thread, as on a CPU
+    /// without AVX-512.
+    fn with_avx_only(run: impl FnOnce()) {
+        AVX_ONLY.with(|flag| flag.set(true));
+        run();
+        AVX_ONLY.with(|flag| flag.set(false));
+    }
+
+    #[test]
+    fn avx_kernels_move_exactly() {
+        if !std::arch::is_x86_feature_detected!("avx") {
+            return;
+        }
+        with_avx_only(|| {
+            check(|n| n as f32 * 0.5 + 1.0, -1.0);
+            check(|n| 0x7f80_0001 + n as u32, 0);
+            check(|n| n as f64 * 0.25 - 3.0, -1.0);
+            check_stream(|n| n as f32 + 0.5, -1.0);
+            check_stream(|n| n as f64 - 0.25, -1.0);
+        });
     }
 
     /// `stream_tile` over every lead (the tile's first column 0 to a line's worth of
@@ -907,7 +943,7 @@ mod tests {
         let per_line = LINE / size;
         // The rows a stream kernel takes at a time: a line's worth of elements with AVX-512
         // (16 × 16 and 8 × 8 blocks), half that with AVX.
-        let wide = std::arch::is_x86_feature_detected!("avx512f");
+        let wide = std::arch::is_x86_feature_detected!("avx512f") && !super::avx_only();
         let block = if wide { per_line } else { per_line / 2 };
         for (rows, columns) in [(8, 40), (13, 37), (3, 50), (16, 5), (24, 64), (40, 48)] {
             // Target rows a whole number of lines apart, with room for any lead.
