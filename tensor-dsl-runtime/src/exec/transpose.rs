@@ -249,14 +249,15 @@ pub(crate) unsafe fn stream_run<T: Copy>(source: *const T, target: *mut T, lengt
     if streams::<T>() && (target as usize).is_multiple_of(size_of::<T>()) {
         // SAFETY: the caller vouches for both runs, `length · size` bytes each, and for the
         // bytes being initialized; the target is aligned to the element size (just checked),
-        // one of the two sizes `stream` takes; the CPU has AVX (`streams` detected it).
+        // one of the two sizes `stream` takes; the CPU has AVX (`streams` detected it), and
+        // AVX-512 F where its `stream` is called.
         unsafe {
-            avx::stream(
-                source.cast(),
-                target.cast(),
-                length * size_of::<T>(),
-                size_of::<T>(),
-            )
+            let (source, target, bytes) = (source.cast(), target.cast(), length * size_of::<T>());
+            if std::arch::is_x86_feature_detected!("avx512f") && !avx_only() {
+                avx512::stream(source, target, bytes, size_of::<T>())
+            } else {
+                avx::stream(source, target, bytes, size_of::<T>())
+            }
         };
         return true;
     }
@@ -486,6 +487,56 @@ mod sse {
     }
 }
 
+/// Generates a function copying a run with non-temporal stores only: `$width`-byte vectors
+/// between the target's first and last `$width`-byte boundaries, `movnti` element stores
+/// outside them (see `avx::stream`).
+#[cfg(target_arch = "x86_64")]
+macro_rules! stream_vectors {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $feature:literal, $width:literal, $load:ident, $store:ident
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Both runs must be valid (reads, writes) and initialized for `bytes` bytes and must
+        /// not overlap; `size` is 4 or 8, divides `bytes`, and `target` is aligned to it; the
+        /// CPU must have the feature; the caller fences as `stream_run` says.
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $name(source: *const u8, target: *mut u8, bytes: usize, size: usize) {
+            let head = (($width - target as usize % $width) % $width).min(bytes);
+            let vectors = (bytes - head) / $width;
+            let tail = head + $width * vectors;
+            let elements = |from: usize, to: usize| {
+                for at in (from..to).step_by(size) {
+                    // SAFETY: byte offsets `from..to` step `size` are whole elements of both
+                    // runs (`head` and `tail` are multiples of `size`, the target being
+                    // aligned to it), initialized, so read as integers of that size; `movnti`
+                    // needs no more alignment than that.
+                    unsafe {
+                        if size == 4 {
+                            let value = source.add(at).cast::<i32>().read_unaligned();
+                            _mm_stream_si32(target.add(at).cast(), value);
+                        } else {
+                            let value = source.add(at).cast::<i64>().read_unaligned();
+                            _mm_stream_si64(target.add(at).cast(), value);
+                        }
+                    }
+                }
+            };
+            elements(0, head);
+            for vector in 0..vectors {
+                let at = head + $width * vector;
+                // SAFETY: `$width` bytes of both runs, the target's on a `$width`-byte
+                // boundary as streaming vector stores need; a load and a store move bits
+                // unchanged.
+                unsafe { $store(target.add(at).cast(), $load(source.add(at).cast())) };
+            }
+            elements(tail, bytes);
+        }
+    };
+}
+
 /// A kernel (`Blocks`) over a tile's whole `side × side` blocks of `$t`, compiled for
 /// `$feature`: `$rows!` transposes a block in registers, `$store` writes each of its rows.
 /// Rows of blocks outermost: `side` target rows are written whole before the next ones, so a
@@ -642,50 +693,13 @@ mod avx {
         }
     }
 
-    /// Copies `bytes` bytes from `source` to `target` with non-temporal stores only (elements
-    /// of `size` bytes up to the target's first 32-byte boundary and after its last, 32-byte
-    /// vectors between), so the run mixes no cached store into a streamed line; unfenced.
-    ///
-    /// # Safety
-    /// Both runs must be valid (reads, writes) and initialized for `bytes` bytes and must not
-    /// overlap; `size` is 4 or 8, divides `bytes`, and `target` is aligned to it; the CPU
-    /// must have AVX; the caller fences as `stream_run` says.
-    #[target_feature(enable = "avx")]
-    pub(super) unsafe fn stream(source: *const u8, target: *mut u8, bytes: usize, size: usize) {
-        let head = ((32 - target as usize % 32) % 32).min(bytes);
-        let vectors = (bytes - head) / 32;
-        let tail = head + 32 * vectors;
-        let elements = |from: usize, to: usize| {
-            for at in (from..to).step_by(size) {
-                // SAFETY: byte offsets `from..to` step `size` are whole elements of both runs
-                // (`head` and `tail` are multiples of `size`, the target being aligned to
-                // it), initialized, so read as integers of that size; `movnti` needs no more
-                // alignment than that.
-                unsafe {
-                    if size == 4 {
-                        let value = source.add(at).cast::<i32>().read_unaligned();
-                        _mm_stream_si32(target.add(at).cast(), value);
-                    } else {
-                        let value = source.add(at).cast::<i64>().read_unaligned();
-                        _mm_stream_si64(target.add(at).cast(), value);
-                    }
-                }
-            }
-        };
-        elements(0, head);
-        for vector in 0..vectors {
-            let at = head + 32 * vector;
-            // SAFETY: 32 bytes of both runs, the target's on a 32-byte boundary as streaming
-            // vector stores need; a load and a store move bits unchanged.
-            unsafe {
-                _mm256_stream_ps(
-                    target.add(at).cast(),
-                    _mm256_loadu_ps(source.add(at).cast()),
-                )
-            };
-        }
-        elements(tail, bytes);
-    }
+    stream_vectors!(
+        /// Copies `bytes` bytes from `source` to `target` with non-temporal stores only
+        /// (elements of `size` bytes up to the target's first 32-byte boundary and after its
+        /// last, 32-byte vectors between), so the run mixes no cached store into a streamed
+        /// line; unfenced.
+        stream, "avx", 32, _mm256_loadu_ps, _mm256_stream_ps
+    );
 
     blocks!(
         /// The whole 4 × 4 blocks of a tile of eight-byte elements, each as four loads, eight
@@ -838,6 +852,11 @@ mod avx512 {
         blocks_8, "avx512f", f64, 8, rows_of_8x8_pd, _mm512_storeu_pd
     );
 
+    stream_vectors!(
+        /// As `avx::stream`, in 64-byte vectors: one store per cache line.
+        stream, "avx512f", 64, _mm512_loadu_ps, _mm512_stream_ps
+    );
+
     /// As `blocks_4`, each target row's sixteen elements (one cache line) written by one
     /// non-temporal store; unfenced.
     ///
@@ -931,6 +950,8 @@ mod tests {
             check(|n| n as f64 * 0.25 - 3.0, -1.0);
             check_stream(|n| n as f32 + 0.5, -1.0);
             check_stream(|n| n as f64 - 0.25, -1.0);
+            check_runs(|n| n as f32 + 0.5, -1.0);
+            check_runs(|n| n as f64 - 0.25, -1.0);
         });
     }
 
@@ -1100,51 +1121,51 @@ mod tests {
         check(|n| 0x7ff0_0000_0000_0001 + n as u64, 0);
     }
 
-    /// Runs of every length around a vector's, from every alignment of both sides, copied
-    /// exactly by `stream_run`, nothing around them touched.
-    #[test]
-    fn streamed_runs_are_copied_exactly() {
-        fn check<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
-            let source: Vec<T> = (0..64).map(value).collect();
-            for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 40] {
-                for from in 0..4 {
-                    for to in 0..8 {
-                        let mut target = [blank; 64];
-                        // SAFETY: both runs lie in their buffers, which are distinct; the
-                        // element types have no padding; fenced before the target is read.
-                        let copied = unsafe {
-                            super::stream_run(
-                                source[from..].as_ptr(),
-                                target[to..].as_mut_ptr(),
-                                length,
-                            )
+    /// Runs of every length around a vector's, from every alignment of both sides: copied
+    /// exactly by `stream_run` where it can, nothing around them touched.
+    fn check_runs<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+        let source: Vec<T> = (0..64).map(value).collect();
+        for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 40, 56] {
+            for from in 0..4 {
+                for to in 0..8 {
+                    let mut target = [blank; 64];
+                    // SAFETY: both runs lie in their buffers, which are distinct; the
+                    // element types have no padding; fenced before the target is read.
+                    let copied = unsafe {
+                        super::stream_run(
+                            source[from..].as_ptr(),
+                            target[to..].as_mut_ptr(),
+                            length,
+                        )
+                    };
+                    super::fence();
+                    // Every run is streamed where the CPU can and the target is aligned
+                    // to the element's size.
+                    let aligned = (target[to..].as_ptr() as usize).is_multiple_of(size_of::<T>());
+                    assert_eq!(copied, super::streams::<T>() && aligned);
+                    for (at, &got) in target.iter().enumerate() {
+                        let expected = if copied && (to..to + length).contains(&at) {
+                            source[from + at - to]
+                        } else {
+                            blank
                         };
-                        super::fence();
-                        // Every run is streamed where the CPU can and the target is aligned
-                        // to the element's size.
-                        let aligned =
-                            (target[to..].as_ptr() as usize).is_multiple_of(size_of::<T>());
-                        assert_eq!(copied, super::streams::<T>() && aligned);
-                        for (at, &got) in target.iter().enumerate() {
-                            let expected = if copied && (to..to + length).contains(&at) {
-                                source[from + at - to]
-                            } else {
-                                blank
-                            };
-                            assert_eq!(got, expected, "length {length}, from {from}, to {to}");
-                        }
+                        assert_eq!(got, expected, "length {length}, from {from}, to {to}");
                     }
                 }
             }
         }
-        check(|n| n as f32 + 0.5, -1.0);
+    }
+
+    #[test]
+    fn streamed_runs_are_copied_exactly() {
+        check_runs(|n| n as f32 + 0.5, -1.0);
         // Bits no arithmetic would keep, signalling NaNs as `f32`, compared as integers.
-        check(|n| 0x7f80_0001 + n as u32, 0);
-        check(|n| n as f64 - 0.25, -1.0);
-        check(|n| [n as u16; 4], [0; 4]);
+        check_runs(|n| 0x7f80_0001 + n as u32, 0);
+        check_runs(|n| n as f64 - 0.25, -1.0);
+        check_runs(|n| [n as u16; 4], [0; 4]);
         // Other sizes are left to the caller.
-        check(|n| n as u16, 0);
-        check(|n| [n as f64, 1.0], [0.0; 2]);
+        check_runs(|n| n as u16, 0);
+        check_runs(|n| [n as f64, 1.0], [0.0; 2]);
     }
 
     #[test]
