@@ -1,6 +1,7 @@
 //! Thin matrix products → C, on one thread, in AVX-512: `C = α·A·B (+ β·C)` where each row of
-//! C fits two vectors (n ≤ 32 `f32`s or 16 `f64`s; or each column, by the transposed
-//! product), twelve vectors of sums at once (12 rows of one vector or 6 of two). Invariant:
+//! C fits four vectors (n ≤ 64 `f32`s or 32 `f64`s; or each column, by the transposed
+//! product), in passes of at most two vectors' columns, twelve vectors of sums at once (12
+//! rows of one vector or 6 of two). Invariant:
 //! every element of C is its terms summed in increasing order of the inner index, each by one
 //! fused multiply-add, then times α (and plus β times the old value where β ≠ 0): the same
 //! bits whatever block of rows it falls in. Also tiles of sums → C where it lies, in masked
@@ -116,8 +117,8 @@ lanes!(
 
 /// `C = α·A·B (+ β·C)` (β = 0: C is not read) for an `m × k` A and a `k × n` B, each operand a
 /// pointer and its row and column strides in elements, if the call is thin and the CPU has
-/// AVX-512 F: C's rows (n ≤ 2·`LANES`) and B's rows contiguous, or, by `Cᵀ = Bᵀ·Aᵀ`, C's
-/// columns (m ≤ 2·`LANES`) and A's columns. Returns whether it ran (otherwise nothing is
+/// AVX-512 F: C's rows (n ≤ 4·`LANES`) and B's rows contiguous, or, by `Cᵀ = Bᵀ·Aᵀ`, C's
+/// columns (m ≤ 4·`LANES`) and A's columns. Returns whether it ran (otherwise nothing is
 /// touched).
 ///
 /// # Safety
@@ -140,15 +141,52 @@ pub(super) unsafe fn gemm<T: Lanes>(
     // SAFETY: the CPU has AVX-512 F; each call's elements are the ones this call addresses
     // (the second reads the same elements as the transposed product).
     unsafe {
-        if n <= WIDEST * T::LANES && csb == 1 && csc == 1 {
-            product(m, k, n, alpha, (a, rsa, csa), (b, rsb), beta, (c, rsc));
+        if n <= PASSES * WIDEST * T::LANES && csb == 1 && csc == 1 {
+            in_passes(m, k, n, alpha, (a, rsa, csa), (b, rsb), beta, (c, rsc));
             true
-        } else if m <= WIDEST * T::LANES && rsa == 1 && rsc == 1 {
-            product(n, k, m, alpha, (b, csb, rsb), (a, csa), beta, (c, csc));
+        } else if m <= PASSES * WIDEST * T::LANES && rsa == 1 && rsc == 1 {
+            in_passes(n, k, m, alpha, (b, csb, rsb), (a, csa), beta, (c, csc));
             true
         } else {
             false
         }
+    }
+}
+
+/// The most passes over A a product takes, each for at most `WIDEST` vectors of C's columns.
+const PASSES: usize = 2;
+
+/// [`product`] for C's columns a pass of at most `WIDEST · LANES` at a time (B's and C's
+/// columns from the pass's first on); each element is summed as in one pass.
+///
+/// # Safety
+/// As [`product`]'s.
+#[allow(clippy::too_many_arguments)]
+unsafe fn in_passes<T: Lanes>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    a: (*const T, isize, isize),
+    (b, rsb): (*const T, isize),
+    beta: T,
+    (c, rsc): (*mut T, isize),
+) {
+    let width = WIDEST * T::LANES;
+    for first in (0..n).step_by(width) {
+        // SAFETY: columns `first..first + width` (at most `n`) of B and C, the caller's.
+        unsafe {
+            product(
+                m,
+                k,
+                width.min(n - first),
+                alpha,
+                a,
+                (b.wrapping_add(first), rsb),
+                beta,
+                (c.wrapping_add(first), rsc),
+            )
+        };
     }
 }
 
@@ -218,7 +256,8 @@ unsafe fn combine_vectors<T: Lanes>(
     }
 }
 
-/// The widest C whose rows [`gemm`] takes on this CPU: two vectors, where it has AVX-512 F.
+/// The widest C whose rows [`gemm`] takes in one pass on this CPU: two vectors, where it has
+/// AVX-512 F.
 pub(super) fn columns<T: Lanes>() -> Option<usize> {
     std::arch::is_x86_feature_detected!("avx512f").then_some(WIDEST * T::LANES)
 }
@@ -435,12 +474,16 @@ mod tests {
             [19, 21, lanes + 1],
             [100, 3, 2 * lanes - 3],
             [2 * lanes - 1, 40, 300],
+            // Two passes: C's rows, then (by the transposed product) its columns.
+            [4 * lanes - 1, 19, 4 * lanes - 3],
+            [37, 21, 2 * lanes + 1],
+            [4 * lanes - 2, 23, 300],
         ];
         for [m, k, n] in shapes {
             // A row-major with a gap after each row, or column-major; B and C with the thin
             // side contiguous where the product takes it (C's rows if n fits, else its
             // columns) and a gap between its lines.
-            let rows_thin = n <= 2 * lanes;
+            let rows_thin = n <= 4 * lanes;
             for a_column_major in [false, true] {
                 let (rsa, csa) = if a_column_major {
                     (1, m as isize + 2)
@@ -549,20 +592,20 @@ mod tests {
 
     #[test]
     fn wide_calls_are_declined() {
-        // Neither C's rows nor its columns fit a vector: nothing is touched.
-        let (a, b) = (vec![1.0f32; 40 * 40], vec![1.0f32; 40 * 40]);
-        let mut c = vec![7.0f32; 40 * 40];
+        // Neither C's rows nor its columns fit four vectors: nothing is touched.
+        let (a, b) = (vec![1.0f32; 70 * 70], vec![1.0f32; 70 * 70]);
+        let mut c = vec![7.0f32; 70 * 70];
         // SAFETY: the strides address the buffers' own elements; C is apart.
         let ran = unsafe {
             gemm(
-                40,
-                40,
-                40,
+                70,
+                70,
+                70,
                 1.0,
-                (a.as_ptr(), 40, 1),
-                (b.as_ptr(), 40, 1),
+                (a.as_ptr(), 70, 1),
+                (b.as_ptr(), 70, 1),
                 0.0,
-                (c.as_mut_ptr(), 40, 1),
+                (c.as_mut_ptr(), 70, 1),
             )
         };
         assert!(!ran);

@@ -786,8 +786,12 @@ fn run_gemms<T: Element, const L: usize>(
 }
 
 /// The side up to which a call counts as thin, and the `gemm` crate runs it below its speed
-/// (see `host_time`'s thin calls): a row of 32 `f32`s is two AVX-512 vectors.
-const THIN_SIDE: usize = 32;
+/// (see `host_time`'s thin calls): a row of 64 `f32`s is four AVX-512 vectors, which the thin
+/// kernel takes in two passes. 64 rather than 32 measured 1.1–1.6× as fast on the calls it
+/// moved (one thread, both from one binary in turns, medians of five: `f32` 40³ 51 → 82
+/// GFLOP/s, 48³ 74 → 102, 64³ 88 → 100, 64³ with B transposed (`faer`'s kernel) 80 → 103;
+/// `f64` 40³ 43 → 49, 64³ 49 → 53), larger calls unchanged.
+const THIN_SIDE: usize = 64;
 
 /// Whether a plan's calls go to [`Element::small_gemm`]: m or n at most [`THIN_SIDE`] and
 /// less work per call than threads would share. Read off the whole call's shape, never a thread's
@@ -1774,7 +1778,8 @@ mod tests {
             ((7, 13, 9), false), // too little work for a GEMM: a loop nest
             ((9, 40, 13), true),
             ((32, 32, 32), true),
-            ((33, 33, 8), false), // no side of 32 or less
+            ((33, 33, 8), true),
+            ((65, 65, 8), false), // no side of 64 or less
             ((2, 300, 200), true),
             ((2, 30, 20), false), // a side under 8 and little work: a loop nest
             ((20, 20, 5000), false), // deeper than a group
