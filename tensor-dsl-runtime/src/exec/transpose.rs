@@ -487,6 +487,51 @@ mod sse {
     }
 }
 
+/// Generates an AVX-512 kernel streaming a tile's whole `$side × $side` blocks of `$t`, each
+/// target row's `$side` elements (one cache line) written by one non-temporal store; unfenced.
+/// Columns of blocks outermost: each block reads on down the last one's source columns.
+#[cfg(target_arch = "x86_64")]
+macro_rules! stream_blocks {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $t:ty, $side:literal, $rows:ident, $store:ident
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As `transpose_tile`, for the blocks' elements, with `rows` and `columns` multiples
+        /// of the side and every target row starting on a 64-byte boundary; the CPU must have
+        /// AVX-512 F; the caller fences as `stream_tile` says.
+        #[target_feature(enable = "avx512f")]
+        pub(super) unsafe fn $name(
+            source: *const u8,
+            source_stride: isize,
+            target: *mut u8,
+            target_stride: isize,
+            [rows, columns]: [usize; 2],
+        ) {
+            let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+            for column in (0..columns).step_by($side) {
+                for row in (0..rows).step_by($side) {
+                    let base =
+                        source.wrapping_offset(row as isize + column as isize * source_stride);
+                    // SAFETY: the block's runs down source columns `column..column + side`
+                    // from row `row` on, and along target rows `row..row + side` from column
+                    // `column` on, are the tile's, which the caller vouches for; each store's
+                    // 64 bytes start on a 64-byte boundary, as streaming stores need.
+                    unsafe {
+                        let rows_out = $rows!(base, source_stride);
+                        for (r, value) in rows_out.into_iter().enumerate() {
+                            let to = (row + r) as isize * target_stride + column as isize;
+                            $store(target.offset(to), value);
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
 /// Generates a function copying a run with non-temporal stores only: `$width`-byte vectors
 /// between the target's first and last `$width`-byte boundaries, `movnti` element stores
 /// outside them (see `avx::stream`).
@@ -857,67 +902,17 @@ mod avx512 {
         stream, "avx512f", 64, _mm512_loadu_ps, _mm512_stream_ps
     );
 
-    /// As `blocks_4`, each target row's sixteen elements (one cache line) written by one
-    /// non-temporal store; unfenced.
-    ///
-    /// # Safety
-    /// As `blocks_4`, with `rows` and `columns` multiples of 16 and every target row starting
-    /// on a 64-byte boundary; the caller fences as `stream_tile` says.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn stream_blocks_4(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-    ) {
-        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
-        for column in (0..columns).step_by(16) {
-            for row in (0..rows).step_by(16) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `blocks_4`, for a 16 × 16 block; each store's 64 bytes start on
-                // a 64-byte boundary, as streaming stores need.
-                unsafe {
-                    let rows_out = rows_of_16x16!(base, source_stride);
-                    for (r, value) in rows_out.into_iter().enumerate() {
-                        let to = (row + r) as isize * target_stride + column as isize;
-                        _mm512_stream_ps(target.offset(to), value);
-                    }
-                }
-            }
-        }
-    }
+    stream_blocks!(
+        /// As `blocks_4`, each target row's sixteen elements (one cache line) written by one
+        /// non-temporal store; unfenced.
+        stream_blocks_4, f32, 16, rows_of_16x16, _mm512_stream_ps
+    );
 
-    /// As `blocks_8`, each target row's eight elements (one cache line) written by one
-    /// non-temporal store; unfenced.
-    ///
-    /// # Safety
-    /// As `blocks_8`, with `rows` and `columns` multiples of 8 and every target row starting
-    /// on a 64-byte boundary; the caller fences as `stream_tile` says.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn stream_blocks_8(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-    ) {
-        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
-        for row in (0..rows).step_by(8) {
-            for column in (0..columns).step_by(8) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `blocks_4`, for an 8 × 8 block; each store's 64 bytes start on
-                // a 64-byte boundary, as streaming stores need.
-                unsafe {
-                    let rows_out = rows_of_8x8_pd!(base, source_stride);
-                    for (r, value) in rows_out.into_iter().enumerate() {
-                        let to = (row + r) as isize * target_stride + column as isize;
-                        _mm512_stream_pd(target.offset(to), value);
-                    }
-                }
-            }
-        }
-    }
+    stream_blocks!(
+        /// As `blocks_8`, each target row's eight elements (one cache line) written by one
+        /// non-temporal store; unfenced.
+        stream_blocks_8, f64, 8, rows_of_8x8_pd, _mm512_stream_pd
+    );
 }
 
 #[cfg(test)]
