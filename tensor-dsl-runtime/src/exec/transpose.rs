@@ -153,17 +153,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
         // boundary and a line past it): the tile whole in the widest blocks, not cut at that
         // boundary into narrower ones.
         // SAFETY: forwarded from the caller.
-        unsafe {
-            in_blocks(
-                kernel.tiers,
-                source,
-                source_stride,
-                target,
-                target_stride,
-                shape,
-            )
-        };
-        return true;
+        return unsafe { transpose_tile(source, source_stride, target, target_stride, shape) };
     }
     // SAFETY (whole block): each part below is a sub-tile of the caller's tile (a corner and a
     // shape inside it), with its strides, so the caller's guarantees hold for it. The streamed
