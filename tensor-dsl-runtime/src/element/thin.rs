@@ -392,8 +392,9 @@ impl<T: Lanes> Block<T> {
                 // A's column `COLUMNS_AHEAD` on, first and last row of the block, asked for
                 // now (B's rows are reused by every block; A's are read once per call, often
                 // from memory).
-                prefetch(column.wrapping_offset(COLUMNS_AHEAD * csa));
-                prefetch(column.wrapping_offset(COLUMNS_AHEAD * csa + (R as isize - 1) * rsa));
+                let ahead = column.wrapping_offset(COLUMNS_AHEAD.wrapping_mul(csa));
+                prefetch(ahead);
+                prefetch(ahead.wrapping_offset((R as isize - 1).wrapping_mul(rsa)));
                 for (r, sums) in sums.iter_mut().enumerate() {
                     let x = T::splat(column.wrapping_offset(r as isize * rsa).read());
                     for (sum, &part) in sums.iter_mut().zip(&row) {

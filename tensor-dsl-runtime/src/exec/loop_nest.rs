@@ -1366,13 +1366,14 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             // load each (see below).
             if self.stream
                 && target_strides[0] == columns as isize
+                && rows * columns <= buffer.len()
                 && !rows_on_lines(to, target_strides[0])
                 && (!page_apart || rows * size_of::<T>() <= LINE)
                 && apart(from, [1, across_step], to, [target_strides[0], 1], shape)
             {
                 // SAFETY: the source's tile lies inside the nest, which the step proved in
                 // bounds for reads; the buffer is this call's own, and holds the tile laid out
-                // along its rows (`rows · columns ≤ TILE · TILE` elements); the target's tile
+                // along its rows (`rows · columns` elements, checked); the target's tile
                 // is the run of `rows · columns` elements from `to` (its rows `columns` apart),
                 // inside the nest, so proved in bounds for writes, and not the buffer. Streamed:
                 // as below.

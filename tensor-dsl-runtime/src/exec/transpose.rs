@@ -160,17 +160,15 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     // part's rows start on a line boundary (`lead`, and the rows a whole number of lines
     // apart), as the stream kernels need, and hold whole lines and whole blocks of theirs.
     unsafe {
-        if lines > 0 && whole_rows > 0 {
-            #[cfg(test)]
-            tests::STREAMED_LINES.with(|count| count.set(count.get() + whole_rows * lines));
-            stream(
-                source.wrapping_offset(lead as isize * source_stride).cast(),
-                source_stride,
-                target.wrapping_add(lead).cast(),
-                target_stride,
-                [whole_rows, lines * per_line],
-            );
-        }
+        #[cfg(test)]
+        tests::STREAMED_LINES.with(|count| count.set(count.get() + whole_rows * lines));
+        stream(
+            source.wrapping_offset(lead as isize * source_stride).cast(),
+            source_stride,
+            target.wrapping_add(lead).cast(),
+            target_stride,
+            [whole_rows, lines * per_line],
+        );
         let streamed_end = lead + lines * per_line;
         let rest: [([usize; 2], [usize; 2]); 3] = [
             ([0, 0], [rows, lead]),
