@@ -785,9 +785,9 @@ fn run_gemms<T: Element, const L: usize>(
     }
 }
 
-/// The side up to which a call counts as thin, and the `gemm` crate runs it below its speed
-/// (see `host_time`'s thin calls): a row of 64 `f32`s is four AVX-512 vectors, which the thin
-/// kernel takes in two passes. 64 rather than 32 measured 1.1–1.6× as fast on the calls it
+/// The side up to which a call counts as thin and goes to the small-call kernels: a row of 64
+/// `f32`s is four AVX-512 vectors, which the thin kernel takes in two passes. (`host_time`
+/// weighs its own thinness, below 32, the `gemm` crate's blocks.) 64 rather than 32 measured 1.1–1.6× as fast on the calls it
 /// moved (one thread, both from one binary in turns, medians of five: `f32` 40³ 51 → 82
 /// GFLOP/s, 48³ 74 → 102, 64³ 88 → 100, 64³ with B transposed (`faer`'s kernel) 80 → 103;
 /// `f64` 40³ 43 → 49, 64³ 49 → 53), larger calls unchanged.
