@@ -253,9 +253,13 @@ pub(super) fn contract<T: Element, const L: usize>(
     let (rows_of, columns_of, column_loops, inner_loops) = orientation(swapped);
     let row_role = if swapped { Role::Right } else { Role::Left };
     let conj = if swapped { [conj[1], conj[0]] } else { conj };
-    // Rows in the row operand's order, so a block is packed along its shortest stride.
+    // Rows in C's order: a tile's rows then lie close together in C, and its runs fill C's
+    // lines a tile at a time (TCCG `abcdef-dega-gfbc`: a tile's twelve rows the 144
+    // contiguous elements of `z[a, b, c, d, 0..12, 0..12]` for each `c`, against twelve rows
+    // a megabyte apart in the row operand's order). A block is packed once for every panel,
+    // so the order it is read in matters less.
     let mut row_loops = loops(row_role);
-    by(&mut row_loops, &rows_of.strides);
+    by(&mut row_loops, &c.strides);
     let row_offsets = flattened(&row_loops, extents, [&rows_of.strides, &c.strides]);
     let [column_in_operand, column_in_c] =
         flattened(&column_loops, extents, [&columns_of.strides, &c.strides]);
