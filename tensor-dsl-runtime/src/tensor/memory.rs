@@ -27,6 +27,44 @@ const HUGE_PAGE: usize = 2 << 20;
 /// ones are zeroed by the allocator.
 const FILLED_BELOW: usize = 4096;
 
+/// Buffers of at least this many bytes start their elements on a cache line ([`line_padding`]):
+/// a large `Vec`'s elements start wherever the allocator puts them (glibc: 16 bytes past a
+/// line), and copies that transpose into or out of such a tensor pay for the lines its rows
+/// then straddle (`c[k, j, i] = a[i, j, k]` over 256³ `f32` tensors: each block loading two
+/// halves of a source line, each target row's first 12 and last 4 elements stored apart from
+/// its whole lines). Smaller ones are not padded: they sit in the caches, and a small tensor
+/// made in a loop should not pay for the bytes.
+const LINE_ALIGNED_FROM: usize = 4096;
+
+/// The bytes of a cache line.
+const LINE: usize = 64;
+
+/// How many elements of `T` a new buffer for `count` of them takes in front of them, so they can
+/// start on a cache line ([`line_start`]): one line's worth less one, for `count` elements of at
+/// least [`LINE_ALIGNED_FROM`] bytes in all and a size that divides a line; else none.
+pub(crate) fn line_padding<T>(count: usize) -> usize {
+    let size = size_of::<T>();
+    let whole = size != 0 && LINE.is_multiple_of(size);
+    if whole && count.saturating_mul(size) >= LINE_ALIGNED_FROM {
+        LINE / size - 1
+    } else {
+        0
+    }
+}
+
+/// Where in a buffer allocated from `first` (holding `padding` more elements than the tensor's,
+/// from [`line_padding`]) the tensor's elements start: the first element on a cache line, at
+/// most `padding` in (0 where there is none within reach, as for a buffer not aligned to
+/// `T`'s size, which no allocation is).
+pub(crate) fn line_start<T>(first: *const T, padding: usize) -> usize {
+    let offset = first.align_offset(LINE);
+    if offset <= padding {
+        offset
+    } else {
+        0
+    }
+}
+
 /// A buffer of `count` zeros.
 pub(crate) fn zeroed<T: Element>(count: usize) -> Vec<T> {
     if count.saturating_mul(size_of::<T>()) < FILLED_BELOW {

@@ -10,18 +10,59 @@ use crate::error::{ShapeError, ShapeErrorKind};
 use super::layout::{
     element_count, flat_offset, outside, row_major_strides, Dims, IntoShape, RawLayout, Strides,
 };
-use super::memory::{advise_huge_pages, zeroed};
+use super::memory::{advise_huge_pages, line_padding, line_start, zeroed};
 use super::view::{TensorView, TensorViewMut};
 
 /// An owned tensor: elements stored contiguously in row-major order (last axis fastest).
 ///
-/// Invariant: `data.len()` is the product of `shape`, and `strides` are the row-major strides of
-/// `shape`.
-#[derive(Clone, Debug, PartialEq)]
+/// Invariant: `data.len()` is `start` plus the product of `shape`, the tensor's elements are
+/// `data[start..]`, and `strides` are the row-major strides of `shape`. The `start` elements
+/// before them are padding (initialized values of `T`, never read as the tensor's), so that a
+/// large tensor made here starts on a cache line (`memory::line_padding`).
 pub struct Tensor<T> {
     data: Vec<T>,
+    start: usize,
     shape: Dims,
     strides: Strides,
+}
+
+impl<T: Clone> Clone for Tensor<T> {
+    /// A copy of the elements in a buffer of its own, starting on a cache line as a new tensor
+    /// does.
+    fn clone(&self) -> Self {
+        let elements = self.as_slice();
+        let padding = line_padding::<T>(elements.len());
+        let mut data = Vec::with_capacity(elements.len() + padding);
+        let start = line_start(data.as_ptr(), padding);
+        if let Some(first) = elements.first() {
+            data.resize(start, first.clone());
+        }
+        data.extend_from_slice(elements);
+        let start = data.len() - elements.len();
+        Tensor {
+            data,
+            start,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Tensor<T> {
+    /// Equal shapes and equal elements (wherever each tensor's buffer starts them).
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape && self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Tensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor")
+            .field("data", &self.as_slice())
+            .field("shape", &self.shape)
+            .field("strides", &self.strides)
+            .finish()
+    }
 }
 
 impl<T: Element> Tensor<T> {
@@ -40,9 +81,12 @@ impl<T: Element> Tensor<T> {
         // maps fresh pages, not yet touched: the advice then reaches them before the first
         // write. Where it zeroes them itself (complex types, or a buffer from the heap), the
         // kernel may still move the pages to huge ones later.
-        let data = zeroed(count);
+        let padding = line_padding::<T>(count);
+        let mut data = zeroed(count.saturating_add(padding));
         advise_huge_pages(&data);
-        Self::from_parts(data, shape)
+        let start = line_start(data.as_ptr(), padding);
+        data.truncate(start + count);
+        Self::from_parts_at(data, start, shape)
     }
 
     /// A tensor of the given shape whose element at each multi-index is `f(index)`, filled in
@@ -54,8 +98,11 @@ impl<T: Element> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        let mut data = Vec::with_capacity(count);
+        let padding = line_padding::<T>(count);
+        let mut data = Vec::with_capacity(count.saturating_add(padding));
         advise_huge_pages(&data);
+        let start = line_start(data.as_ptr(), padding);
+        data.resize(start, T::ZERO);
         let mut index = vec![0usize; shape.len()];
         for _ in 0..count {
             data.push(f(&index));
@@ -68,7 +115,7 @@ impl<T: Element> Tensor<T> {
                 index[axis] = 0;
             }
         }
-        Self::from_parts(data, shape)
+        Self::from_parts_at(data, start, shape)
     }
 
     /// ndarray's name for [`from_fn`](Self::from_fn): the element at each multi-index is
@@ -142,10 +189,41 @@ impl<T: Clone> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        let mut data = Vec::with_capacity(count);
+        let padding = line_padding::<T>(count);
+        let mut data = Vec::with_capacity(count.saturating_add(padding));
         advise_huge_pages(&data);
-        data.resize(count, value);
-        Self::from_parts(data, shape)
+        let start = line_start(data.as_ptr(), padding);
+        data.resize(start + count, value);
+        Self::from_parts_at(data, start, shape)
+    }
+
+    /// The tensor of `shape` holding `elements` in row-major order, as many as the extents
+    /// multiply to, starting on a cache line as the constructors above do (a view's copy).
+    ///
+    /// # Panics
+    /// If the element count overflows `usize`, or `elements` holds another number.
+    pub(crate) fn from_elements(shape: &[usize], elements: impl IntoIterator<Item = T>) -> Self {
+        let shape = shape.__tdsl_dims();
+        let count = match element_count(&shape) {
+            Ok(count) => count,
+            Err(error) => panic!("{error}"),
+        };
+        let padding = line_padding::<T>(count);
+        let mut data = Vec::with_capacity(count.saturating_add(padding));
+        advise_huge_pages(&data);
+        let start = line_start(data.as_ptr(), padding);
+        let mut elements = elements.into_iter().peekable();
+        if let Some(first) = elements.peek() {
+            data.resize(start, first.clone());
+        }
+        let start = data.len();
+        data.extend(elements);
+        assert_eq!(
+            data.len(),
+            start + count,
+            "tensor-dsl bug: {count} elements expected"
+        );
+        Self::from_parts_at(data, start, shape)
     }
 
     /// Sets every element to `value`.
@@ -158,7 +236,7 @@ impl<T: Clone> Tensor<T> {
     /// assert_eq!(t.as_slice(), &[2.0; 3]);
     /// ```
     pub fn fill(&mut self, value: T) {
-        self.data.fill(value);
+        self.as_mut_slice().fill(value);
     }
 
     /// A tensor of the same shape holding `f` of each element by value, in row-major order
@@ -185,7 +263,7 @@ impl<T: Clone> Tensor<T> {
     /// assert_eq!(t.as_slice(), &[1.0, 2.0]);
     /// ```
     pub fn mapv_inplace(&mut self, mut f: impl FnMut(T) -> T) {
-        for x in &mut self.data {
+        for x in self.as_mut_slice() {
             *x = f(x.clone());
         }
     }
@@ -212,9 +290,15 @@ impl<T> Tensor<T> {
     }
 
     fn from_parts(data: Vec<T>, shape: Dims) -> Self {
+        Self::from_parts_at(data, 0, shape)
+    }
+
+    /// The tensor of `shape` whose elements are `data[start..]`.
+    fn from_parts_at(data: Vec<T>, start: usize, shape: Dims) -> Self {
         let strides = row_major_strides(&shape);
         Tensor {
             data,
+            start,
             shape,
             strides,
         }
@@ -237,40 +321,45 @@ impl<T> Tensor<T> {
 
     /// The number of elements.
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.data.len() - self.start
     }
 
     /// Whether the tensor has no elements (some extent is zero).
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.len() == 0
     }
 
     /// The elements in row-major order.
     pub fn as_slice(&self) -> &[T] {
-        &self.data
+        &self.data[self.start..]
     }
 
     /// The elements in row-major order, mutably.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        &mut self.data
+        &mut self.data[self.start..]
     }
 
-    /// The elements in row-major order, by value.
+    /// The elements in row-major order, by value. A tensor built from a `Vec`
+    /// ([`from_shape_vec`](Self::from_shape_vec)) gives it back as it was; one made here of 4 KiB
+    /// or more starts its elements on a cache line, up to 60 bytes into its allocation, and
+    /// those are moved to the front first (one pass over the elements).
     pub fn into_vec(self) -> Vec<T> {
-        self.data
+        let mut data = self.data;
+        data.drain(..self.start);
+        data
     }
 
     /// The element at a multi-index, or `None` when the index has the wrong length or lies
     /// outside the shape.
     pub fn get(&self, index: &[usize]) -> Option<&T> {
         let offset = flat_offset(&self.shape, &self.strides, 0, index)?;
-        self.data.get(offset as usize)
+        self.as_slice().get(offset as usize)
     }
 
     /// The element at a multi-index, mutably.
     pub fn get_mut(&mut self, index: &[usize]) -> Option<&mut T> {
         let offset = flat_offset(&self.shape, &self.strides, 0, index)?;
-        self.data.get_mut(offset as usize)
+        self.as_mut_slice().get_mut(offset as usize)
     }
 
     /// The elements by reference, in row-major order.
@@ -282,7 +371,7 @@ impl<T> Tensor<T> {
     /// assert_eq!(t.iter().sum::<f64>(), 2.0);
     /// ```
     pub fn iter(&self) -> std::slice::Iter<'_, T> {
-        self.data.iter()
+        self.as_slice().iter()
     }
 
     /// The elements by mutable reference, in row-major order.
@@ -297,7 +386,7 @@ impl<T> Tensor<T> {
     /// assert_eq!(t.as_slice(), &[1.0, 2.0]);
     /// ```
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
-        self.data.iter_mut()
+        self.as_mut_slice().iter_mut()
     }
 
     /// A tensor of the same shape holding `f` of each element by reference, in row-major
@@ -311,7 +400,7 @@ impl<T> Tensor<T> {
     /// assert_eq!(doubled.as_slice(), &[2.0, 4.0, 6.0]);
     /// ```
     pub fn map<U>(&self, f: impl FnMut(&T) -> U) -> Tensor<U> {
-        let data: Vec<U> = self.data.iter().map(f).collect();
+        let data: Vec<U> = self.as_slice().iter().map(f).collect();
         Tensor::from_parts(data, self.shape.clone())
     }
 
@@ -346,17 +435,17 @@ impl<T> Tensor<T> {
     pub fn into_shape(self, shape: impl IntoShape) -> Result<Tensor<T>, ShapeError> {
         let shape = shape.__tdsl_dims();
         let count = element_count(&shape)?;
-        if count != self.data.len() {
+        if count != self.len() {
             return Err(ShapeError::new(
                 ShapeErrorKind::IncompatibleShape,
                 format!(
                     "a tensor of shape {:?} ({} elements) cannot be reshaped to shape {shape:?} ({count} elements)",
                     self.shape,
-                    self.data.len()
+                    self.len()
                 ),
             ));
         }
-        Ok(Self::from_parts(self.data, shape))
+        Ok(Self::from_parts_at(self.data, self.start, shape))
     }
 
     /// A read-only view repeating the elements to `shape` by numpy's broadcasting rules; see
@@ -376,13 +465,15 @@ impl<T> Tensor<T> {
     /// A read-only strided view of the whole tensor.
     pub fn view(&self) -> TensorView<'_, T> {
         let layout = RawLayout::new(self.shape.clone(), self.strides.clone(), 0);
-        TensorView::from_raw(self.data.as_ptr(), self.data.len(), layout)
+        let elements = self.as_slice();
+        TensorView::from_raw(elements.as_ptr(), elements.len(), layout)
     }
 
     /// A writable strided view of the whole tensor.
     pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
         let layout = RawLayout::new(self.shape.clone(), self.strides.clone(), 0);
-        TensorViewMut::from_raw(self.data.as_mut_ptr(), self.data.len(), layout)
+        let elements = self.as_mut_slice();
+        TensorViewMut::from_raw(elements.as_mut_ptr(), elements.len(), layout)
     }
 }
 
@@ -394,7 +485,7 @@ impl<T, const N: usize> Index<[usize; N]> for Tensor<T> {
         // A `match`, not `unwrap_or_else`: a panic inside a closure would be reported at the
         // closure, here, instead of at the caller's indexing expression.
         match flat_offset(&self.shape, &self.strides, 0, &index) {
-            Some(offset) => &self.data[offset as usize],
+            Some(offset) => &self.as_slice()[offset as usize],
             None => outside(&index, &self.shape),
         }
     }
@@ -404,7 +495,7 @@ impl<T, const N: usize> IndexMut<[usize; N]> for Tensor<T> {
     #[track_caller]
     fn index_mut(&mut self, index: [usize; N]) -> &mut T {
         match flat_offset(&self.shape, &self.strides, 0, &index) {
-            Some(offset) => &mut self.data[offset as usize],
+            Some(offset) => &mut self.as_mut_slice()[offset as usize],
             None => outside(&index, &self.shape),
         }
     }
@@ -416,7 +507,7 @@ impl<T> Index<&[usize]> for Tensor<T> {
     #[track_caller]
     fn index(&self, index: &[usize]) -> &T {
         match flat_offset(&self.shape, &self.strides, 0, index) {
-            Some(offset) => &self.data[offset as usize],
+            Some(offset) => &self.as_slice()[offset as usize],
             None => outside(index, &self.shape),
         }
     }
@@ -426,7 +517,7 @@ impl<T> IndexMut<&[usize]> for Tensor<T> {
     #[track_caller]
     fn index_mut(&mut self, index: &[usize]) -> &mut T {
         match flat_offset(&self.shape, &self.strides, 0, index) {
-            Some(offset) => &mut self.data[offset as usize],
+            Some(offset) => &mut self.as_mut_slice()[offset as usize],
             None => outside(index, &self.shape),
         }
     }
@@ -437,7 +528,7 @@ impl<'a, T> IntoIterator for &'a Tensor<T> {
     type IntoIter = std::slice::Iter<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.data.iter()
+        self.as_slice().iter()
     }
 }
 
@@ -446,7 +537,7 @@ impl<'a, T> IntoIterator for &'a mut Tensor<T> {
     type IntoIter = std::slice::IterMut<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.data.iter_mut()
+        self.as_mut_slice().iter_mut()
     }
 }
 
@@ -489,6 +580,54 @@ mod tests {
         assert_eq!(tensor.as_slice(), &[0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
         assert_eq!(tensor[[1, 2]], 12.0);
         assert_eq!(tensor.get(&[2, 0]), None);
+    }
+
+    #[test]
+    fn large_tensors_start_on_a_cache_line_and_keep_their_elements() {
+        let on_line = |elements: &[f32]| (elements.as_ptr() as usize).is_multiple_of(64);
+        // 1024 f32s: 4 KiB, the smallest padded size; 1023 are not padded.
+        for count in [1024, 1025, 4099, 1 << 20] {
+            let zeros = Tensor::<f32>::zeros([count]);
+            let counted = Tensor::<f32>::from_fn([count], |ix| ix[0] as f32);
+            let full = Tensor::<f32>::full([count], 0.5);
+            let copy = counted.clone();
+            for (what, tensor) in [("zeros", &zeros), ("from_fn", &counted), ("full", &full)] {
+                assert!(on_line(tensor.as_slice()), "{what}, {count}");
+                assert!(
+                    on_line(tensor.view().to_owned().as_slice()),
+                    "{what}, {count}"
+                );
+                assert_eq!(tensor.len(), count, "{what}");
+            }
+            assert!(on_line(copy.as_slice()), "clone, {count}");
+            assert!(zeros.iter().all(|&x| x == 0.0));
+            assert!(full.iter().all(|&x| x == 0.5));
+            assert_eq!(copy, counted);
+            // A tensor whose buffer starts elsewhere, with the same elements, is equal; its
+            // `Vec` comes back as it was.
+            let given = Tensor::from_shape_vec([count], counted.as_slice().to_vec()).unwrap();
+            assert_eq!(given, counted);
+            let expected: Vec<f32> = (0..count).map(|i| i as f32).collect();
+            assert_eq!(given.into_vec(), expected);
+            // The padding is never part of the elements: views, iteration, reshaping, writes.
+            let mut reshaped = counted.into_shape([1, count]).unwrap();
+            assert_eq!(reshaped.view().to_owned().as_slice(), &expected[..]);
+            assert_eq!(reshaped.iter().count(), count);
+            reshaped[[0, count - 1]] = -1.0;
+            reshaped.as_mut_slice()[0] = -2.0;
+            let back = reshaped.into_vec();
+            assert_eq!(back.len(), count);
+            assert_eq!((back[0], back[1], back[count - 1]), (-2.0, 1.0, -1.0));
+        }
+        // Small tensors are not padded: their `Vec` is exactly their elements.
+        let small = Tensor::<f64>::from_fn([3, 3], |ix| ix[0] as f64);
+        assert_eq!(small.start, 0);
+        assert_eq!(small.data.len(), 9);
+        assert_eq!(
+            format!("{small:?}"),
+            "Tensor { data: [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0], shape: [3, 3], \
+             strides: [3, 1] }"
+        );
     }
 
     #[test]

@@ -527,16 +527,12 @@ macro_rules! view_layout_methods {
             /// A contiguous row-major copy of the viewed elements (ndarray's name for
             /// [`to_tensor`](Self::to_tensor)).
             pub fn to_owned(&self) -> Tensor<T> {
-                let data: Vec<T> = Offsets::new(&self.layout)
-                    .map(|at| {
-                        // SAFETY: offsets from the layout lie inside the buffer (type
-                        // invariant); a writable view is not `Sync`, so nothing writes
-                        // meanwhile.
-                        unsafe { self.data.offset(at).read() }
-                    })
-                    .collect();
-                Tensor::from_shape_vec(&self.layout.shape[..], data)
-                    .expect("a view holds exactly the product of its extents")
+                let elements = Offsets::new(&self.layout).map(|at| {
+                    // SAFETY: offsets from the layout lie inside the buffer (type invariant);
+                    // a writable view is not `Sync`, so nothing writes meanwhile.
+                    unsafe { self.data.offset(at).read() }
+                });
+                Tensor::from_elements(&self.layout.shape[..], elements)
             }
         }
 
