@@ -103,9 +103,7 @@ impl<T: Element> Panels<'_, T> {
         let inner = self.inner_offsets.len();
         let width = self.width;
         let mut scratch = Scratch::<T>::with_lengths([self.block * inner, KERNEL_ROWS * width]);
-        let [packed_rows, tile] = scratch.buffers() else {
-            unreachable!("two buffers were requested")
-        };
+        let [packed_rows, tile] = scratch.buffers();
         let mut start = rows.start;
         while start < rows.end {
             let height = (rows.end - start).min(self.block);
@@ -322,9 +320,7 @@ pub(super) fn contract<T: Element, const L: usize>(
     };
     let blocks = rows.div_ceil(block);
     let mut packed = Scratch::<T>::with_lengths([panels * inner * width]);
-    let [packed] = packed.buffers() else {
-        unreachable!("one buffer was requested")
-    };
+    let [packed] = packed.buffers();
     let [rows_bases, columns_bases, c_bases] = &batch_offsets;
     for ((&rows_base, &columns_base), &c_base) in rows_bases.iter().zip(columns_bases).zip(c_bases)
     {
