@@ -603,30 +603,12 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
         let mut buffer = vec![T::ZERO; TILE * TILE];
         let (rows, columns) = (extents[outer], extents[inner]);
         let [tile_rows, tile_columns] = streamed_tile::<T>(nest.stream, columns);
-        for point in Points::new(extents, 0..outer, operand_strides, target_strides, start) {
-            // A streamed copy's tiles start on the target's line boundaries after the first
-            // (whose columns reach the first), so only the rows' ends are stored the cached
-            // way, not a line at each tile's edge. Rows of one tile's width are not cut there
-            // (two narrow tiles instead of one).
-            let lead = if nest.stream
-                && columns > tile_columns
-                && lines_apart::<T>(target_strides[outer])
-                && target_strides[inner] == 1
-            {
-                line_lead(nest.target.wrapping_offset(point.target)).min(columns)
-            } else {
-                0
-            };
-            let mut column_block = 0;
-            while column_block < columns {
-                let next = if column_block < lead {
-                    lead
-                } else {
-                    columns.min(column_block + tile_columns)
-                };
-                // Row blocks innermost: the next tile reads on down the same columns.
+        // The tiles at one point of the outer loops, in one block of columns: row blocks
+        // innermost, so the next tile reads on down the same columns.
+        macro_rules! row_blocks {
+            ($point:expr, $column_block:expr, $next:expr) => {
                 for row_block in (0..rows).step_by(tile_rows) {
-                    let mut corner = point;
+                    let mut corner = $point;
                     corner.step(
                         &operand_strides[outer],
                         target_strides[outer],
@@ -635,11 +617,11 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
                     corner.step(
                         &operand_strides[inner],
                         target_strides[inner],
-                        column_block as isize,
+                        $column_block as isize,
                     );
                     let shape = [
                         rows.min(row_block + tile_rows) - row_block,
-                        next - column_block,
+                        $next - $column_block,
                     ];
                     nest.write_tile(
                         &mut buffer,
@@ -650,7 +632,59 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
                         [target_strides[outer], target_strides[inner]],
                     );
                 }
+            };
+        }
+        // A streamed copy's tiles start on the target's line boundaries after the first
+        // (whose columns reach the first), so only the rows' ends are stored the cached way,
+        // not a line at each tile's edge. Rows of one tile's width are not cut there (two
+        // narrow tiles instead of one).
+        let streams_lines = nest.stream
+            && columns > tile_columns
+            && lines_apart::<T>(target_strides[outer])
+            && target_strides[inner] == 1;
+        let lead_at = |point: &Point<N>| {
+            if streams_lines {
+                line_lead(nest.target.wrapping_offset(point.target)).min(columns)
+            } else {
+                0
+            }
+        };
+        let next_block = |column_block: usize, lead: usize| {
+            if column_block < lead {
+                lead
+            } else {
+                columns.min(column_block + tile_columns)
+            }
+        };
+        if streams_lines
+            && tile_columns * size_of::<T>() == LINE
+            && (0..outer).all(|var| extents[var] <= 1 || lines_apart::<T>(target_strides[var]))
+        {
+            // Tiles one target line wide, and every outer loop's rows a whole number of lines
+            // apart (so one lead for all): the blocks of columns outermost, so each tile reads
+            // on along the source's columns from where the tile at the previous point of the
+            // outer loops stopped (`c[k, j, i] = a[i, j, k]` over 256³, one thread, tensors on
+            // lines: f32 18.0 → 20.0–20.5 GB/s, f64 22.0–22.8 → 22.9–24.5; two threads
+            // unchanged).
+            let lead = lead_at(&start);
+            let mut column_block = 0;
+            while column_block < columns {
+                let next = next_block(column_block, lead);
+                for point in Points::new(extents, 0..outer, operand_strides, target_strides, start)
+                {
+                    row_blocks!(point, column_block, next);
+                }
                 column_block = next;
+            }
+        } else {
+            for point in Points::new(extents, 0..outer, operand_strides, target_strides, start) {
+                let lead = lead_at(&point);
+                let mut column_block = 0;
+                while column_block < columns {
+                    let next = next_block(column_block, lead);
+                    row_blocks!(point, column_block, next);
+                    column_block = next;
+                }
             }
         }
     } else if point_wise {
@@ -2444,6 +2478,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `c[s, i, j] = a[s, j, i]` streamed whatever the size, rows longer than a tile (so, with
+    /// AVX-512, tiles one target line wide) and every target row a whole number of lines
+    /// apart: the blocks of columns run outermost, each over every `s`, with the first block
+    /// up to the rows' first line boundary (a view `skip` elements into a wider tensor);
+    /// every element matches the source and nothing outside the view is written.
+    fn check_line_wide_tiles_across_outer_loops<T: Element + std::fmt::Debug>(
+        value: fn(usize) -> T,
+    ) {
+        let (slots, rows, columns) = (3, 20, 80);
+        let a = Tensor::<T>::from_fn([slots, columns, rows], |ix| {
+            value((ix[0] * columns + ix[1]) * rows + ix[2])
+        });
+        // Rows of 96 elements: whole lines apart for four- and eight-byte elements.
+        let wide = 96;
+        for skip in [0, 3, 16] {
+            for threads in [1, 2] {
+                let mut c = Tensor::<T>::from_fn([slots, rows, wide], |ix| value(ix[2] + 7));
+                let before = c.clone();
+                count_streamed(threads, true, &STREAMED_TILES, || {
+                    let view = c.view_mut().slice_axis(2, skip..skip + columns);
+                    let target = TargetShared::__tdsl_target(&view);
+                    copy(Step::new(
+                        target.at(&[Axis::Loop(0), Axis::Loop(1), Axis::Loop(2)]),
+                        Mode::Assign,
+                        T::ONE,
+                        [slots, rows, columns],
+                        3,
+                        [a.__tdsl_operand()
+                            .at(&[Axis::Loop(0), Axis::Loop(2), Axis::Loop(1)])],
+                    ));
+                });
+                for s in 0..slots {
+                    for i in 0..rows {
+                        for j in 0..wide {
+                            let want = if (skip..skip + columns).contains(&j) {
+                                a[[s, j - skip, i]]
+                            } else {
+                                before[[s, i, j]]
+                            };
+                            assert_eq!(
+                                c[[s, i, j]],
+                                want,
+                                "skip {skip}, {threads} threads at {s}, {i}, {j}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn line_wide_tiles_across_outer_loops_match_their_source() {
+        check_line_wide_tiles_across_outer_loops::<f32>(|n| n as f32 + 0.5);
+        check_line_wide_tiles_across_outer_loops::<f64>(|n| n as f64 - 0.25);
     }
 
     #[test]
