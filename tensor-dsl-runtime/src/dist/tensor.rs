@@ -286,7 +286,7 @@ impl<T: Element> DistTensor<T> {
     /// Gives this tensor's memory to its world for later moves (a temporary of a statement,
     /// done with).
     pub(crate) fn recycle(self) {
-        self.world.recycle(self.local.into_vec());
+        self.world.recycle(self.local.into_storage());
     }
 
     /// The global shape.

@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use crate::element::Element;
 use crate::operand::access::{stored_offset, stored_read, Mode};
+use crate::tensor::memory::{line_padding, line_start};
 
 use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
@@ -600,7 +601,13 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
     let point_wise = P::POINT_WISE && n_out == L;
     if let (true, Some(transposed)) = (point_wise, tiled) {
         let outer = inner - 1;
-        let mut buffer = vec![T::ZERO; TILE * TILE];
+        // On a cache line, as a tensor's elements are: `stream_tile` starts its blocks on the
+        // source's line boundaries, and a tile moved out of this buffer would otherwise
+        // stream 12 of every 16 rows fewer (`f32`).
+        let padding = line_padding::<T>(TILE * TILE);
+        let mut storage = vec![T::ZERO; TILE * TILE + padding];
+        let first = line_start(storage.as_ptr(), padding);
+        let buffer = &mut storage[first..first + TILE * TILE];
         let (rows, columns) = (extents[outer], extents[inner]);
         let [tile_rows, tile_columns] = streamed_tile::<T>(nest.stream, columns);
         // The tiles at one point of the outer loops, in one block of columns: row blocks
@@ -624,7 +631,7 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
                         $next - $column_block,
                     ];
                     nest.write_tile(
-                        &mut buffer,
+                        buffer,
                         transposed,
                         corner,
                         shape,
@@ -635,9 +642,10 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
             };
         }
         // A streamed copy's tiles start on the target's line boundaries after the first
-        // (whose columns reach the first), so only the rows' ends are stored the cached way,
-        // not a line at each tile's edge. Rows of one tile's width are not cut there (two
-        // narrow tiles instead of one).
+        // (whose columns reach the first), so only the rows' ends (and the rows before the
+        // source's first line boundary, `stream_tile`) are stored the cached way, not a line
+        // at each tile's edge. Rows of one tile's width are not cut there (two narrow tiles
+        // instead of one).
         let streams_lines = nest.stream
             && columns > tile_columns
             && lines_apart::<T>(target_strides[outer])

@@ -86,8 +86,10 @@ impl<T: Element> Scratch<T> {
         (self.buffers.iter_mut())
             .zip(&self.starts)
             .map(|(buffer, &start)| {
-                let buffer = &mut buffer[start..];
-                (buffer.as_mut_ptr(), buffer.len())
+                (
+                    buffer.as_mut_ptr().wrapping_add(start),
+                    buffer.len() - start,
+                )
             })
             .collect()
     }

@@ -108,7 +108,9 @@ impl<A: Element, D: Dimension> ReadOnlyTarget for ArrayBase<ndarray::ViewRepr<&A
 }
 
 impl<T: Element> From<Tensor<T>> for ArrayD<T> {
-    /// The tensor's elements in an array of the same shape (row-major, no copy).
+    /// The tensor's elements in an array of the same shape (row-major, in the tensor's
+    /// allocation: no copy, but a tensor of 4 KiB or more that the crate made first moves its
+    /// elements to the front of it, one pass, as [`Tensor::into_vec`] does).
     fn from(tensor: Tensor<T>) -> Self {
         let shape = tensor.shape().to_vec();
         ArrayD::from_shape_vec(IxDyn(&shape), tensor.into_vec())

@@ -55,7 +55,7 @@ pub(crate) fn line_padding<T>(count: usize) -> usize {
 /// Where in a buffer allocated from `first` (holding `padding` more elements than the tensor's,
 /// from [`line_padding`]) the tensor's elements start: the first element on a cache line, at
 /// most `padding` in (0 where there is none within reach, as for a buffer not aligned to
-/// `T`'s size, which no allocation is).
+/// `T`'s size, which no allocation is, or where `align_offset` declines to say, as it may).
 pub(crate) fn line_start<T>(first: *const T, padding: usize) -> usize {
     let offset = first.align_offset(LINE);
     if offset <= padding {

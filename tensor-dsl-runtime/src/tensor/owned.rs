@@ -349,6 +349,14 @@ impl<T> Tensor<T> {
         data
     }
 
+    /// The tensor's allocation, its padding included, for reuse as storage whose contents the
+    /// taker overwrites (no element moved, unlike [`into_vec`](Self::into_vec)): distributed
+    /// tensors' buffers, pooled between moves.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn into_storage(self) -> Vec<T> {
+        self.data
+    }
+
     /// The element at a multi-index, or `None` when the index has the wrong length or lies
     /// outside the shape.
     pub fn get(&self, index: &[usize]) -> Option<&T> {
