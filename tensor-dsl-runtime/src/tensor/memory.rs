@@ -65,6 +65,18 @@ pub(crate) fn line_start<T>(first: *const T, padding: usize) -> usize {
     }
 }
 
+/// An empty buffer with room for `count` elements of `T` and the padding in front of them
+/// ([`line_padding`]), asked for huge pages before its first write, and where in it the
+/// elements start ([`line_start`]): the caller pushes that many elements of padding, then the
+/// `count`, without growing it.
+pub(crate) fn line_buffer<T>(count: usize) -> (Vec<T>, usize) {
+    let padding = line_padding::<T>(count);
+    let data = Vec::with_capacity(count.saturating_add(padding));
+    advise_huge_pages(&data);
+    let start = line_start(data.as_ptr(), padding);
+    (data, start)
+}
+
 /// A buffer of `count` zeros.
 pub(crate) fn zeroed<T: Element>(count: usize) -> Vec<T> {
     if count.saturating_mul(size_of::<T>()) < FILLED_BELOW {

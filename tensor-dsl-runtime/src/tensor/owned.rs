@@ -10,7 +10,7 @@ use crate::error::{ShapeError, ShapeErrorKind};
 use super::layout::{
     element_count, flat_offset, outside, row_major_strides, Dims, IntoShape, RawLayout, Strides,
 };
-use super::memory::{advise_huge_pages, line_padding, line_start, zeroed};
+use super::memory::{advise_huge_pages, line_buffer, line_padding, line_start, zeroed};
 use super::view::{TensorView, TensorViewMut};
 
 /// An owned tensor: elements stored contiguously in row-major order (last axis fastest).
@@ -31,9 +31,7 @@ impl<T: Clone> Clone for Tensor<T> {
     /// does.
     fn clone(&self) -> Self {
         let elements = self.as_slice();
-        let padding = line_padding::<T>(elements.len());
-        let mut data = Vec::with_capacity(elements.len() + padding);
-        let start = line_start(data.as_ptr(), padding);
+        let (mut data, start) = line_buffer(elements.len());
         if let Some(first) = elements.first() {
             data.resize(start, first.clone());
         }
@@ -98,10 +96,7 @@ impl<T: Element> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        let padding = line_padding::<T>(count);
-        let mut data = Vec::with_capacity(count.saturating_add(padding));
-        advise_huge_pages(&data);
-        let start = line_start(data.as_ptr(), padding);
+        let (mut data, start) = line_buffer(count);
         data.resize(start, T::ZERO);
         let mut index = vec![0usize; shape.len()];
         for _ in 0..count {
@@ -189,10 +184,7 @@ impl<T: Clone> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        let padding = line_padding::<T>(count);
-        let mut data = Vec::with_capacity(count.saturating_add(padding));
-        advise_huge_pages(&data);
-        let start = line_start(data.as_ptr(), padding);
+        let (mut data, start) = line_buffer(count);
         data.resize(start + count, value);
         Self::from_parts_at(data, start, shape)
     }
@@ -208,10 +200,7 @@ impl<T: Clone> Tensor<T> {
             Ok(count) => count,
             Err(error) => panic!("{error}"),
         };
-        let padding = line_padding::<T>(count);
-        let mut data = Vec::with_capacity(count.saturating_add(padding));
-        advise_huge_pages(&data);
-        let start = line_start(data.as_ptr(), padding);
+        let (mut data, start) = line_buffer(count);
         let mut elements = elements.into_iter().peekable();
         if let Some(first) = elements.peek() {
             data.resize(start, first.clone());
