@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use crate::element::Element;
 use crate::operand::access::{stored_offset, Memory, Mode};
+use crate::tensor::memory::{LINE, PAGE};
 
 use super::loop_nest::{combine, copy, evaluate, AnyNest};
 use super::parallel::{for_each_chunk, for_each_part};
@@ -481,9 +482,6 @@ pub(crate) struct Packing<const L: usize> {
 /// apart); an eighth of it where they share lines.
 const STRIDED_ELEMENT_COST: usize = 128;
 
-/// The bytes of a cache line on the machines measured.
-const CACHE_LINE: usize = 64;
-
 /// How [`packed_layouts`] weighs copies against the calls they save.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Weighing {
@@ -690,14 +688,10 @@ fn off_the_pages<T, const L: usize>(
             && operand[outer] == (extents[next] as isize).wrapping_mul(operand[next])
     });
     if paged && !merges {
-        strides[outer] += CACHE_LINE.div_ceil(size_of::<T>().max(1)) as isize;
+        strides[outer] += LINE.div_ceil(size_of::<T>().max(1)) as isize;
     }
     strides
 }
-
-/// The bytes of a page of memory, at least (4 KiB on x86-64 and most ARM systems): cache sets
-/// repeat at a multiple of it.
-const PAGE: usize = 4096;
 
 /// How many elements a temporary with these strides over the loops of `uses` spans: its
 /// highest offset plus one (0 if a loop is empty). Row-major strides span
@@ -1357,7 +1351,7 @@ impl<const L: usize> GemmPlan<L> {
                 let shorter = rows.strides[matrix]
                     .unsigned_abs()
                     .min(columns.strides[matrix].unsigned_abs());
-                let cost = if shorter.saturating_mul(element_bytes) >= CACHE_LINE {
+                let cost = if shorter.saturating_mul(element_bytes) >= LINE {
                     STRIDED_ELEMENT_COST
                 } else {
                     STRIDED_ELEMENT_COST / 8
@@ -1687,7 +1681,7 @@ mod tests {
         let plan = GemmPlan::of(&step).unwrap();
         let packing = packed_layouts(&step, &plan, Weighing::HostTime, true);
         let block = (na * nb * nc * nd) as isize;
-        let gap = (CACHE_LINE / size_of::<f64>()) as isize;
+        let gap = (LINE / size_of::<f64>()) as isize;
         let c_layout = packing.and_then(|packing| packing.layouts[2]);
         assert_eq!(c_layout.map(|strides| strides[4]), Some(block + gap));
         contract(step, [false; 2]);

@@ -7,14 +7,14 @@ use std::ops::Range;
 
 use crate::element::Element;
 use crate::operand::access::{stored_offset, stored_read, Mode};
-use crate::tensor::memory::{line_padding, line_start};
+use crate::tensor::memory::{line_buffer, LINE, PAGE};
 
 use super::parallel::{for_each_part, map_parts};
 use super::sort_loops;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
     fence, line_lead, lines_apart, prefetch_run, rows_on_lines, stream_run, stream_tile, streams,
-    streams_by_lines, transpose_tile, transposes, LINE,
+    streams_by_lines, transpose_tile, transposes,
 };
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
@@ -604,10 +604,9 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
         // On a cache line, as a tensor's elements are: `stream_tile` starts its blocks on the
         // source's line boundaries, and a tile moved out of this buffer would otherwise
         // stream 12 of every 16 rows fewer (`f32`).
-        let padding = line_padding::<T>(TILE * TILE);
-        let mut storage = vec![T::ZERO; TILE * TILE + padding];
-        let first = line_start(storage.as_ptr(), padding);
-        let buffer = &mut storage[first..first + TILE * TILE];
+        let (mut storage, first) = line_buffer(TILE * TILE);
+        storage.resize(first + TILE * TILE, T::ZERO);
+        let buffer = &mut storage[first..];
         let (rows, columns) = (extents[outer], extents[inner]);
         let [tile_rows, tile_columns] = streamed_tile::<T>(nest.stream, columns);
         // The tiles at one point of the outer loops, in one block of columns: row blocks
@@ -1401,7 +1400,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 && across_step
                     .unsigned_abs()
                     .wrapping_mul(size_of::<T>())
-                    .is_multiple_of(4096);
+                    .is_multiple_of(PAGE);
             // A streamed tile whose target rows continue one another (one run of
             // `rows · columns` elements) but do not start on line boundaries (a view into a
             // tensor, or a buffer not aligned to a line): `stream_tile` streams no line of

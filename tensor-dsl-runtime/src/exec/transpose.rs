@@ -9,6 +9,8 @@
 //! computed on, so every element type of those sizes is
 //! copied exactly, and every element named is read once and written once.
 
+use crate::tensor::memory::LINE;
+
 /// Copies the `rows × columns` elements of a tile: element (r, c) from
 /// `source + r + c · source_stride` to `target + r · target_stride + c`. Returns `false`,
 /// having touched nothing, where no kernel fits (another element size, or no AVX): the caller
@@ -209,9 +211,6 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     }
     true
 }
-
-/// The bytes of a cache line, the unit a non-temporal store fills.
-pub(crate) const LINE: usize = 64;
 
 /// Whether rows `stride` elements of `T` apart are a whole number of cache lines apart (and
 /// not the same row), so each row's lines start at the same column.

@@ -36,8 +36,13 @@ const FILLED_BELOW: usize = 4096;
 /// made in a loop should not pay for the bytes.
 const LINE_ALIGNED_FROM: usize = 4096;
 
-/// The bytes of a cache line.
-const LINE: usize = 64;
+/// The bytes of a cache line on the machines measured: the unit a non-temporal store fills
+/// and that the runtime's buffers are aligned to.
+pub(crate) const LINE: usize = 64;
+
+/// The bytes of a page of memory, at least (4 KiB on x86-64 and most ARM systems): cache sets
+/// repeat at a multiple of it, so rows a whole number of pages apart evict each other.
+pub(crate) const PAGE: usize = 4096;
 
 /// How many elements of `T` a new buffer for `count` of them takes in front of them, so they can
 /// start on a cache line ([`line_start`]): one line's worth less one, for `count` elements of at
