@@ -30,6 +30,10 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
     let Some(kernel) = kernel::<T>() else {
         return false;
     };
+    // SAFETY: forwarded from the caller.
+    if unsafe { narrow(source, source_stride, target, target_stride, shape) } {
+        return true;
+    }
     // SAFETY: forwarded from the caller; the kernels were chosen for `T`'s size and this CPU.
     unsafe {
         in_blocks(
@@ -42,6 +46,121 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
         )
     };
     true
+}
+
+/// Copies a tile as `transpose_tile` says where one side is two to four elements and the
+/// tile is contiguous on that side's operand: rows that short with the source's columns
+/// following one another (the source one run of interleaved rows: `t[c, p] = s[p, c]` for
+/// three channels), or columns that short with the target's rows following one another (the
+/// target one run: the converse). The blocks of `in_blocks` need at least four of each; here
+/// each group of a run is split among (or gathered from) the rows in one loop the compiler
+/// vectorizes with interleaved loads or stores. Returns `false`, having touched nothing,
+/// where the tile is not such, the other side's rows would overlap, or the CPU lacks AVX2.
+///
+/// # Safety
+/// As `transpose_tile`.
+unsafe fn narrow<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return false;
+        }
+        let short = |side: usize| (2..=4).contains(&side);
+        let whole = |stride: isize, side: usize| stride == side as isize;
+        // Rows of the other operand at least a row long apart: their elements never meet.
+        let apart = |stride: isize, length: usize| stride >= length as isize;
+        // SAFETY: the caller's tile (as `transpose_tile`'s contract); AVX2 detected.
+        unsafe {
+            if short(rows) && whole(source_stride, rows) && apart(target_stride, columns) {
+                match rows {
+                    2 => deinterleave::<T, 2>(source, target, target_stride, columns),
+                    3 => deinterleave::<T, 3>(source, target, target_stride, columns),
+                    _ => deinterleave::<T, 4>(source, target, target_stride, columns),
+                }
+                return true;
+            }
+            if short(columns) && whole(target_stride, columns) && apart(source_stride, rows) {
+                match columns {
+                    2 => interleave::<T, 2>(source, source_stride, target, rows),
+                    3 => interleave::<T, 3>(source, source_stride, target, rows),
+                    _ => interleave::<T, 4>(source, source_stride, target, rows),
+                }
+                return true;
+            }
+        }
+    }
+    let _ = (source, source_stride, target, target_stride, rows, columns);
+    false
+}
+
+/// Element `(r, c)` of a tile `R` rows high, `columns` wide: from `source + c·R + r` to
+/// `target + r·target_stride + c`.
+///
+/// # Safety
+/// As `transpose_tile`'s, for that tile (`source_stride` `R`); the CPU has AVX2;
+/// `target_stride ≥ columns`, so the target's rows do not overlap.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn deinterleave<E: Copy, const R: usize>(
+    source: *const E,
+    target: *mut E,
+    target_stride: isize,
+    columns: usize,
+) {
+    // SAFETY: the source's elements of the tile are these `columns · R`, contiguous; each
+    // target row's are `columns` contiguous, and rows at least that far apart do not meet,
+    // nor do they meet the source's (the caller's contract); all valid as the caller vouches.
+    let (source, mut rows) = unsafe {
+        (
+            std::slice::from_raw_parts(source, columns * R),
+            std::array::from_fn::<_, R, _>(|r| {
+                std::slice::from_raw_parts_mut(target.offset(r as isize * target_stride), columns)
+            }),
+        )
+    };
+    for (c, group) in source.chunks_exact(R).enumerate() {
+        for (row, &value) in rows.iter_mut().zip(group) {
+            row[c] = value;
+        }
+    }
+}
+
+/// Element `(r, c)` of a tile `rows` high, `C` wide: from `source + r + c·source_stride` to
+/// `target + r·C + c`.
+///
+/// # Safety
+/// As `transpose_tile`'s, for that tile (`target_stride` `C`); the CPU has AVX2;
+/// `source_stride ≥ rows`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn interleave<E: Copy, const C: usize>(
+    source: *const E,
+    source_stride: isize,
+    target: *mut E,
+    rows: usize,
+) {
+    // SAFETY: each source column's elements are `rows` contiguous; the target's are these
+    // `rows · C`, contiguous, none of them a source element (the caller's contract); all
+    // valid as the caller vouches.
+    let (columns, target) = unsafe {
+        (
+            std::array::from_fn::<_, C, _>(|c| {
+                std::slice::from_raw_parts(source.offset(c as isize * source_stride), rows)
+            }),
+            std::slice::from_raw_parts_mut(target, rows * C),
+        )
+    };
+    for (r, group) in target.chunks_exact_mut(C).enumerate() {
+        for (slot, column) in group.iter_mut().zip(&columns) {
+            *slot = column[r];
+        }
+    }
 }
 
 /// A kernel's function: the whole `block × block` blocks of a tile (`transpose_tile`'s layout
@@ -1093,6 +1212,16 @@ mod tests {
             (33, 47),
             (16, 16),
             (31, 17),
+            // Two to four rows or columns: unpadded, one run split among the rows (or
+            // gathered from the columns) by `narrow`; padded, the blocks' edges.
+            (2, 37),
+            (3, 40),
+            (4, 17),
+            (3, 1),
+            (45, 2),
+            (33, 3),
+            (20, 4),
+            (3, 3),
         ] {
             for pad in [0, 3] {
                 let (source_stride, target_stride) = (rows + pad, columns + pad);
