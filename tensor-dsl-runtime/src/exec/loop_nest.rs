@@ -10,6 +10,7 @@ use crate::operand::access::{stored_offset, stored_read, Mode};
 use crate::tensor::memory::{line_buffer, LINE, PAGE};
 
 use super::parallel::{for_each_part, map_parts};
+use super::runs::copy_runs;
 use super::sort_loops;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
@@ -232,6 +233,37 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         && (target_bytes::<T>(&extents[..n_out]) >= STREAM_BYTES || stream_always());
     let source_strides: [isize; L] =
         std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
+    if let (true, true, true, Some(source)) = (
+        copy && injective && point_wise,
+        matches!(mode, Mode::Assign) && alpha == T::ONE,
+        operands.iter().all(|operand| !operand.part),
+        operands.first(),
+    ) {
+        // Runs of two to four elements shared by both sides, transposed as elements of their
+        // own (`t[w, h, c] = s[h, w, c]`).
+        let points = extents
+            .iter()
+            .fold(1usize, |points, &e| points.saturating_mul(e));
+        let threads = if points.saturating_mul(2) >= PARALLEL_WORK {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
+        // SAFETY: the step proved every element its extents and strides address in bounds
+        // (the operand's for reads, the target's for writes), and its target injective; a
+        // copy's operand is of the target's type, an element type (no padding bytes).
+        let copied = unsafe {
+            copy_runs(
+                (source.data.wrapping_offset(source.base), &source_strides),
+                (target_data.wrapping_offset(target_base), &target_strides),
+                &extents,
+                threads,
+            )
+        };
+        if copied {
+            return;
+        }
+    }
     let order_strides =
         if stream && reads_in_operand_order(&extents[..n_out], &target_strides, &source_strides) {
             &source_strides
@@ -2810,6 +2842,45 @@ mod tests {
                                          ({i}, {a}, {b})"
                                     );
                                 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn copies_keeping_short_runs_while_their_rows_and_columns_swap_match_their_source() {
+        // `t[w, h, c] = s[h, w, c]`: runs of two to four go to `copy_runs`, the others the
+        // nest's way; on one and two threads.
+        for c in 1..=5 {
+            for (h, w) in [(1, 9), (7, 13), (130, 67)] {
+                let s = Tensor::<f32>::from_fn([h, w, c], |ix| {
+                    ((ix[0] * w + ix[1]) * c + ix[2]) as f32
+                });
+                for threads in [1, 2] {
+                    let mut t = Tensor::<f32>::zeros([w, h, c]);
+                    count_streamed(threads, false, &STREAMED_TILES, || {
+                        let target = t.__tdsl_target();
+                        copy(Step::new(
+                            target.at(&[Axis::Loop(0), Axis::Loop(1), Axis::Loop(2)]),
+                            Mode::Assign,
+                            1.0,
+                            [w, h, c],
+                            3,
+                            [s.__tdsl_operand()
+                                .at(&[Axis::Loop(1), Axis::Loop(0), Axis::Loop(2)])],
+                        ));
+                    });
+                    for x in 0..w {
+                        for y in 0..h {
+                            for k in 0..c {
+                                assert_eq!(
+                                    t[[x, y, k]],
+                                    s[[y, x, k]],
+                                    "{h} × {w} × {c}, {threads} threads"
+                                );
                             }
                         }
                     }

@@ -40,6 +40,7 @@ pub(crate) mod panels;
 pub(crate) mod parallel;
 #[cfg(tdsl_unoptimized)]
 pub mod prebuilt;
+mod runs;
 pub(crate) mod scratch;
 pub(crate) mod step;
 pub(crate) mod transpose;

@@ -1,0 +1,388 @@
+//! A copy whose innermost loop is a run of two to four elements contiguous in both its
+//! source and its target (an image's channels kept while its rows and columns swap) → the
+//! target, each run moved as one element in tiles of the two loops along which the source's
+//! runs and the target's follow one another. Invariant: every element named is read once and
+//! written once, as it lies (as bytes, never computed on).
+
+use super::parallel::for_each_part;
+use super::transpose::{prefetch_run, transpose_tile};
+use crate::tensor::memory::LINE;
+
+/// The longest run moved as one element.
+const WIDEST: usize = 4;
+
+/// A tile's side, in runs: 64 × 64 runs of up to 32 bytes stay in the second-level cache.
+const SIDE: usize = 64;
+
+/// Copies `target[p] = source[p]` over the points `p` of `extents` (offsets `Σ p[v] ·
+/// strides[v]` from each base) where one loop is a run of two to [`WIDEST`] elements along
+/// which both step by one element, every other loop steps whole runs in both, and the loops
+/// that continue the runs differ between the two (the runs are transposed): the runs in
+/// tiles, transposed by `transpose_tile` where it has kernels for their size, else run by
+/// run, on up to `threads` threads. Without those runs, or where the source's and the
+/// target's elements could meet, returns `false` having touched nothing, and the caller
+/// copies its own way; `true` once copied.
+///
+/// # Safety
+/// Every element so addressed is valid, the source's for reads and the target's for writes;
+/// the target's points address distinct elements where `threads > 1`; `T` has no padding
+/// bytes (as no element type has).
+pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
+    (source, source_strides): (*const T, &[isize; L]),
+    (target, target_strides): (*mut T, &[isize; L]),
+    extents: &[usize; L],
+    threads: usize,
+) -> bool {
+    let walked = |var: &usize| extents[*var] > 1;
+    let Some(run) =
+        (0..L).find(|&var| walked(&var) && source_strides[var] == 1 && target_strides[var] == 1)
+    else {
+        return false;
+    };
+    let width = extents[run];
+    let others = || (0..L).filter(walked).filter(move |&var| var != run);
+    let whole = |stride: isize| stride % width as isize == 0;
+    if !(2..=WIDEST).contains(&width)
+        || others().any(|var| !whole(source_strides[var]) || !whole(target_strides[var]))
+    {
+        return false;
+    }
+    let follows = |strides: &[isize; L]| others().find(|&var| strides[var] == width as isize);
+    let (Some(rows), Some(columns)) = (follows(source_strides), follows(target_strides)) else {
+        return false;
+    };
+    if rows == columns || meet((source, source_strides), (target, target_strides), extents) {
+        return false;
+    }
+    // In runs: strides divided by the width, the run loop gone.
+    let mut loops = [Loop::default(); L];
+    let mut outer = 0;
+    let mut ranked: [usize; L] = std::array::from_fn(|var| var);
+    ranked.sort_by_key(|&var| std::cmp::Reverse(target_strides[var].unsigned_abs()));
+    for var in ranked {
+        if walked(&var) && var != run && var != rows && var != columns {
+            loops[outer] = Loop::of(var, extents, source_strides, target_strides, width);
+            outer += 1;
+        }
+    }
+    let tile =
+        [rows, columns].map(|var| Loop::of(var, extents, source_strides, target_strides, width));
+    let copy = Runs {
+        source: source.cast(),
+        target: target.cast(),
+        outer: loops,
+        count: outer,
+        tile,
+    };
+    // SAFETY: the caller's elements, in runs of `width`; the tile's loops step one run along
+    // the source (rows) and the target (columns), the others whole runs; the two sets of
+    // elements do not meet (checked above).
+    unsafe {
+        match width {
+            2 => copy.split::<[T; 2]>(threads),
+            3 => copy.split::<[T; 3]>(threads),
+            _ => copy.split::<[T; 4]>(threads),
+        }
+    }
+    true
+}
+
+/// Whether the elements `extents` and the strides address from the two bases could share an
+/// address: their ranges, lowest to highest, meet.
+fn meet<T, const L: usize>(
+    (source, source_strides): (*const T, &[isize; L]),
+    (target, target_strides): (*mut T, &[isize; L]),
+    extents: &[usize; L],
+) -> bool {
+    let range = |base: usize, strides: &[isize; L]| {
+        let (mut low, mut high) = (base as isize, base as isize);
+        for (&stride, &extent) in strides.iter().zip(extents) {
+            let reach = (extent.saturating_sub(1) as isize)
+                .saturating_mul(stride)
+                .saturating_mul(size_of::<T>() as isize);
+            low = low.saturating_add(reach.min(0));
+            high = high.saturating_add(reach.max(0));
+        }
+        (low, high.saturating_add(size_of::<T>() as isize))
+    };
+    let (first, second) = (
+        range(source as usize, source_strides),
+        range(target as usize, target_strides),
+    );
+    first.0 < second.1 && second.0 < first.1
+}
+
+/// One loop over runs: its extent, and its strides in runs.
+#[derive(Clone, Copy, Default)]
+struct Loop {
+    extent: usize,
+    source: isize,
+    target: isize,
+}
+
+impl Loop {
+    fn of<const L: usize>(
+        var: usize,
+        extents: &[usize; L],
+        source_strides: &[isize; L],
+        target_strides: &[isize; L],
+        width: usize,
+    ) -> Self {
+        Loop {
+            extent: extents[var],
+            source: source_strides[var] / width as isize,
+            target: target_strides[var] / width as isize,
+        }
+    }
+}
+
+/// The copy in runs: the bases (as bytes), the loops outside
+/// the tiles (the first `count`, outermost first) and the tile's rows (one run apart in the
+/// source) and columns (one run apart in the target).
+struct Runs<const L: usize> {
+    source: *const u8,
+    target: *mut u8,
+    outer: [Loop; L],
+    count: usize,
+    tile: [Loop; 2],
+}
+
+// SAFETY: the threads that share a `Runs` (`Runs::split`) read its source and write disjoint
+// parts of its target, as a copy's proof allows; the pointers are only read.
+unsafe impl<const L: usize> Sync for Runs<L> {}
+
+impl<const L: usize> Runs<L> {
+    /// Copies every point, the first loop that walks cut into parts for up to `threads`
+    /// threads (each part its own target elements).
+    ///
+    /// # Safety
+    /// As [`copy_runs`], with runs of `E`.
+    unsafe fn split<E: Copy>(&self, threads: usize) {
+        let extent = |at: usize| {
+            if at < self.count {
+                self.outer[at].extent
+            } else {
+                self.tile[at - self.count].extent
+            }
+        };
+        let Some(at) = (0..self.count + 2).find(|&at| extent(at) > 1) else {
+            // SAFETY: forwarded (one point).
+            return unsafe { self.part::<E>(0, 0..extent(0)) };
+        };
+        let length = extent(at);
+        let parts = if threads > 1 {
+            (threads * 4).min(length)
+        } else {
+            1
+        };
+        let start = |part: usize| length * part / parts;
+        // SAFETY (each part): forwarded; the parts cut one loop into disjoint ranges, so each
+        // writes target elements no other part does.
+        for_each_part(parts, &|part| unsafe {
+            self.part::<E>(at, start(part)..start(part + 1))
+        });
+    }
+
+    /// Copies the points where loop `at` (the outer loops, then the tile's rows and columns)
+    /// runs over `range`.
+    ///
+    /// # Safety
+    /// As [`Runs::split`].
+    unsafe fn part<E: Copy>(&self, at: usize, range: std::ops::Range<usize>) {
+        let (mut outer, mut tile) = (self.outer, self.tile);
+        let cut = if at < self.count {
+            &mut outer[at]
+        } else {
+            &mut tile[at - self.count]
+        };
+        let size = size_of::<E>() as isize;
+        // Wrapping: every address named is valid (the caller's proof), so the arithmetic
+        // does not wrap for those.
+        let skip = |stride: isize| {
+            (range.start as isize)
+                .wrapping_mul(stride)
+                .wrapping_mul(size)
+        };
+        let source = self.source.wrapping_offset(skip(cut.source));
+        let target = self.target.wrapping_offset(skip(cut.target));
+        cut.extent = range.len();
+        let outer = &outer[..self.count];
+        if outer.iter().chain(&tile).any(|step| step.extent == 0) {
+            return;
+        }
+        // An odometer over the outer loops.
+        let mut counters = [0usize; L];
+        loop {
+            let (mut s, mut t) = (source, target);
+            for (step, &counter) in outer.iter().zip(&counters) {
+                s = s.wrapping_offset(
+                    (counter as isize)
+                        .wrapping_mul(step.source)
+                        .wrapping_mul(size),
+                );
+                t = t.wrapping_offset(
+                    (counter as isize)
+                        .wrapping_mul(step.target)
+                        .wrapping_mul(size),
+                );
+            }
+            // SAFETY: a point of the caller's, in runs.
+            unsafe { tiles::<E>(s.cast(), t.cast(), tile) };
+            let mut var = outer.len();
+            loop {
+                if var == 0 {
+                    return;
+                }
+                var -= 1;
+                counters[var] += 1;
+                if counters[var] < outer[var].extent {
+                    break;
+                }
+                counters[var] = 0;
+            }
+        }
+    }
+}
+
+/// The runs of one point of the outer loops, in tiles of [`SIDE`] × [`SIDE`]: run `(r, c)`
+/// from `source + r + c · columns.source` to `target + r · rows.target + c`.
+///
+/// # Safety
+/// Every run so addressed is valid (the source's for reads, the target's for writes), and no
+/// target run is a source run.
+unsafe fn tiles<E: Copy>(source: *const E, target: *mut E, [rows, columns]: [Loop; 2]) {
+    for column in (0..columns.extent).step_by(SIDE) {
+        for row in (0..rows.extent).step_by(SIDE) {
+            let shape = [
+                SIDE.min(rows.extent - row),
+                SIDE.min(columns.extent - column),
+            ];
+            let from = source.wrapping_offset(row as isize + column as isize * columns.source);
+            let to = target.wrapping_offset(row as isize * rows.target + column as isize);
+            // SAFETY: the tile's runs, the caller's; `E` is an array of element types, with
+            // no padding bytes.
+            if unsafe { transpose_tile(from, columns.source, to, rows.target, shape) } {
+                continue;
+            }
+            // Along the target's rows, each source column's line two lines ahead asked for
+            // as the rows reach a new line.
+            let per_line = (LINE / size_of::<E>()).max(1);
+            for r in 0..shape[0] {
+                if r % per_line == 0 {
+                    for c in 0..shape[1] {
+                        let column = from.wrapping_offset(c as isize * columns.source);
+                        prefetch_run(column.wrapping_add(r + 2 * per_line), 1);
+                    }
+                }
+                for c in 0..shape[1] {
+                    // SAFETY: a run of the tile, the caller's.
+                    unsafe {
+                        to.wrapping_offset(r as isize * rows.target + c as isize)
+                            .write(
+                                from.wrapping_offset(r as isize + c as isize * columns.source)
+                                    .read(),
+                            )
+                    };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_runs;
+
+    /// `t[n, w, h, c] = s[n, h, w, c]` (target rows `pad` runs longer than needed) through
+    /// `copy_runs` on `threads` threads: whether it took the copy, and the target.
+    fn swap<T: Copy + Default + Send + Sync>(
+        [n, h, w, c]: [usize; 4],
+        pad: usize,
+        threads: usize,
+        value: fn(usize) -> T,
+    ) -> (bool, Vec<T>, Vec<T>) {
+        let source: Vec<T> = (0..n * h * w * c).map(value).collect();
+        let row = (h + pad) * c;
+        let mut target = vec![T::default(); n * w * row];
+        // Loops n, h, w, c.
+        let source_strides = [(h * w * c) as isize, (w * c) as isize, c as isize, 1];
+        let target_strides = [(w * row) as isize, c as isize, row as isize, 1];
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool");
+        // SAFETY: every point's offsets lie in the two buffers (the target's rows `row` long
+        // hold `h` runs of `c`), which are distinct; the target's points are distinct.
+        let took = pool.install(|| unsafe {
+            copy_runs(
+                (source.as_ptr(), &source_strides),
+                (target.as_mut_ptr(), &target_strides),
+                &[n, h, w, c],
+                threads,
+            )
+        });
+        (took, source, target)
+    }
+
+    fn check<T: Copy + Default + Send + Sync + PartialEq + std::fmt::Debug>(value: fn(usize) -> T) {
+        for c in 1..=5 {
+            for (n, h, w) in [(1, 1, 1), (1, 7, 13), (3, 13, 7), (2, 70, 131), (1, 200, 3)] {
+                for (pad, threads) in [(0, 1), (2, 1), (0, 2), (3, 2)] {
+                    let (took, source, target) = swap([n, h, w, c], pad, threads, value);
+                    // Taken exactly where the runs are two to four long and transposed (h and
+                    // w both walked).
+                    let expected = (2..=4).contains(&c) && h > 1 && w > 1;
+                    let case = format!("{n} × {h} × {w} × {c}, pad {pad}, {threads} threads");
+                    assert_eq!(took, expected, "{case}");
+                    if !took {
+                        assert!(target.iter().all(|&x| x == T::default()), "{case}");
+                        continue;
+                    }
+                    let row = (h + pad) * c;
+                    for (at, &got) in target.iter().enumerate() {
+                        let (image, rest) = (at / (w * row), at % (w * row));
+                        let (x, y, k) = (rest / row, rest % row / c, rest % c);
+                        let want = if y < h {
+                            source[((image * h + y) * w + x) * c + k]
+                        } else {
+                            T::default()
+                        };
+                        assert_eq!(got, want, "{case}: element {at}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn transposed_runs_match_their_source_and_nothing_else_changes() {
+        check(|k| k as f32 + 1.0);
+        check(|k| k as f64 - 0.5);
+        check(|k| (k % 30_000) as i16 + 1);
+        check(|k| (k as f32, 1.0f32));
+    }
+
+    #[test]
+    fn copies_that_could_meet_or_keep_their_order_are_declined() {
+        let mut data: Vec<f32> = (0..2 * 3 * 2).map(|k| k as f32).collect();
+        let before = data.clone();
+        let at = data.as_mut_ptr();
+        // In place, rows and columns swapped (the ranges meet), and a plain copy (the runs
+        // continue along the same loop on both sides).
+        let swapped = ([6, 2, 1], [2, 4, 1]);
+        let plain = ([6, 2, 1], [6, 2, 1]);
+        for (source_strides, target_strides) in [swapped, plain] {
+            // SAFETY: every offset lies in `data`; nothing is written where declined.
+            let took = unsafe {
+                copy_runs(
+                    (at.cast_const(), &source_strides),
+                    (at, &target_strides),
+                    &[2, 3, 2],
+                    1,
+                )
+            };
+            assert!(!took);
+        }
+        assert_eq!(data, before);
+    }
+}
