@@ -27,8 +27,8 @@ const BLOCK_BYTES: usize = 96 << 10;
 /// cost (the last one short) even out between them.
 const SHARES: usize = 4;
 
-/// Rows the thin kernel sums at once (its twelve vectors of sums, one per row): blocks of rows
-/// are multiples of it.
+/// Rows of a tile, which the thin kernel sums in one block where a row is one vector (it takes
+/// up to sixteen): blocks of rows are multiples of it.
 const KERNEL_ROWS: usize = 12;
 
 /// Each loop's offsets in `N` tensors, for every value of the loops `loops` (outermost first,
