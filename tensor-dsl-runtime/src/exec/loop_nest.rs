@@ -11,12 +11,12 @@ use crate::tensor::memory::{line_buffer, LINE, PAGE};
 
 use super::parallel::{for_each_part, map_parts};
 use super::runs::copy_runs;
-use super::sort_loops;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
     fence, line_lead, lines_apart, prefetch_run, rows_on_lines, stream_run, stream_tile, streams,
     streams_by_lines, transpose_tile, transposes,
 };
+use super::{address_range, sort_loops};
 
 /// Evaluates `target[out] (=|+=|= β·target +) α · Σ_red body(operands)`.
 ///
@@ -1819,18 +1819,10 @@ fn apart<T>(
     second_strides: [isize; 2],
     shape: [usize; 2],
 ) -> bool {
-    let range = |start: *const T, strides: [isize; 2]| {
-        let (mut low, mut high) = (start as isize, start as isize);
-        for (stride, extent) in strides.into_iter().zip(shape) {
-            let reach = (extent.saturating_sub(1) as isize)
-                .saturating_mul(stride)
-                .saturating_mul(size_of::<T>() as isize);
-            low = low.saturating_add(reach.min(0));
-            high = high.saturating_add(reach.max(0));
-        }
-        (low, high.saturating_add(size_of::<T>() as isize))
-    };
-    let (first, second) = (range(first, first_strides), range(second, second_strides));
+    let (first, second) = (
+        address_range(first, &first_strides, &shape),
+        address_range(second, &second_strides, &shape),
+    );
     first.1 <= second.0 || second.1 <= first.0
 }
 

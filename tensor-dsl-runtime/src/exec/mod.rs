@@ -45,6 +45,26 @@ pub(crate) mod scratch;
 pub(crate) mod step;
 pub(crate) mod transpose;
 
+/// The bytes the elements from `start` along loops of these `strides` (in elements) and
+/// `extents` span: the lowest address and one past the highest element's end (saturating:
+/// only compared, never dereferenced).
+#[inline]
+pub(crate) fn address_range<T>(
+    start: *const T,
+    strides: &[isize],
+    extents: &[usize],
+) -> (isize, isize) {
+    let (mut low, mut high) = (start as isize, start as isize);
+    for (&stride, &extent) in strides.iter().zip(extents) {
+        let reach = (extent.saturating_sub(1) as isize)
+            .saturating_mul(stride)
+            .saturating_mul(size_of::<T>() as isize);
+        low = low.saturating_add(reach.min(0));
+        high = high.saturating_add(reach.max(0));
+    }
+    (low, high.saturating_add(size_of::<T>() as isize))
+}
+
 /// Sorts a step's loop numbers by `key`, stably. A step has a few loops, so an insertion sort;
 /// and the key is a trait object, so the sort is compiled once per key type, not once per
 /// engine instance and call site as the standard library's sort would be.

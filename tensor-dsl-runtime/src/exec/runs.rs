@@ -4,6 +4,7 @@
 //! runs and the target's follow one another. Invariant: every element named is read once and
 //! written once, as it lies (as bytes, never computed on).
 
+use super::address_range;
 use super::parallel::for_each_part;
 use super::transpose::{prefetch_run, transpose_tile};
 use crate::tensor::memory::LINE;
@@ -94,20 +95,9 @@ fn meet<T, const L: usize>(
     (target, target_strides): (*mut T, &[isize; L]),
     extents: &[usize; L],
 ) -> bool {
-    let range = |base: usize, strides: &[isize; L]| {
-        let (mut low, mut high) = (base as isize, base as isize);
-        for (&stride, &extent) in strides.iter().zip(extents) {
-            let reach = (extent.saturating_sub(1) as isize)
-                .saturating_mul(stride)
-                .saturating_mul(size_of::<T>() as isize);
-            low = low.saturating_add(reach.min(0));
-            high = high.saturating_add(reach.max(0));
-        }
-        (low, high.saturating_add(size_of::<T>() as isize))
-    };
     let (first, second) = (
-        range(source as usize, source_strides),
-        range(target as usize, target_strides),
+        address_range(source, source_strides, extents),
+        address_range(target.cast_const(), target_strides, extents),
     );
     first.0 < second.1 && second.0 < first.1
 }
