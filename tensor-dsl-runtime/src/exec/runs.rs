@@ -4,9 +4,9 @@
 //! runs and the target's follow one another. Invariant: every element named is read once and
 //! written once, as it lies (as bytes, never computed on).
 
-use super::address_range;
 use super::parallel::for_each_part;
 use super::transpose::{prefetch_run, transpose_tile};
+use super::{address_range, sort_loops};
 use crate::tensor::memory::LINE;
 
 /// The longest run moved as one element.
@@ -26,14 +26,18 @@ const SIDE: usize = 64;
 ///
 /// # Safety
 /// Every element so addressed is valid, the source's for reads and the target's for writes;
-/// the target's points address distinct elements where `threads > 1`; `T` has no padding
-/// bytes (as no element type has).
+/// the target's points address distinct elements (the runs go in another order than the
+/// points); `T` has no padding bytes (as no element type has).
 pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
     (source, source_strides): (*const T, &[isize; L]),
     (target, target_strides): (*mut T, &[isize; L]),
     extents: &[usize; L],
     threads: usize,
 ) -> bool {
+    if extents.contains(&0) {
+        // No point: nothing addressed, nothing to copy (the caller's loops say so too).
+        return false;
+    }
     let walked = |var: &usize| extents[*var] > 1;
     let Some(run) =
         (0..L).find(|&var| walked(&var) && source_strides[var] == 1 && target_strides[var] == 1)
@@ -59,7 +63,9 @@ pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
     let mut loops = [Loop::default(); L];
     let mut outer = 0;
     let mut ranked: [usize; L] = std::array::from_fn(|var| var);
-    ranked.sort_by_key(|&var| std::cmp::Reverse(target_strides[var].unsigned_abs()));
+    sort_loops(&mut ranked, &|var| {
+        std::cmp::Reverse(target_strides[var].unsigned_abs())
+    });
     for var in ranked {
         if walked(&var) && var != run && var != rows && var != columns {
             loops[outer] = Loop::of(var, extents, source_strides, target_strides, width);
