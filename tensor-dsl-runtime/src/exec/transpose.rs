@@ -68,7 +68,7 @@ unsafe fn narrow<T: Copy>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if !std::arch::is_x86_feature_detected!("avx2") {
+        if rows == 0 || columns == 0 || !std::arch::is_x86_feature_detected!("avx2") {
             return false;
         }
         let short = |side: usize| (2..=4).contains(&side);
@@ -120,7 +120,10 @@ unsafe fn deinterleave<E: Copy, const R: usize>(
         (
             std::slice::from_raw_parts(source, columns * R),
             std::array::from_fn::<_, R, _>(|r| {
-                std::slice::from_raw_parts_mut(target.offset(r as isize * target_stride), columns)
+                std::slice::from_raw_parts_mut(
+                    target.wrapping_offset(r as isize * target_stride),
+                    columns,
+                )
             }),
         )
     };
@@ -151,7 +154,7 @@ unsafe fn interleave<E: Copy, const C: usize>(
     let (columns, target) = unsafe {
         (
             std::array::from_fn::<_, C, _>(|c| {
-                std::slice::from_raw_parts(source.offset(c as isize * source_stride), rows)
+                std::slice::from_raw_parts(source.wrapping_offset(c as isize * source_stride), rows)
             }),
             std::slice::from_raw_parts_mut(target, rows * C),
         )
