@@ -1444,7 +1444,9 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         let source = *self.data.first()?;
         let runs =
             target_stride == 1 && strides[0] == 1 && length.saturating_mul(size_of::<T>()) >= LINE;
-        (runs && !self.stream && self.copies_exactly(source)).then_some(source)
+        // A streamed nest streams only runs of two lines or more (`write_run`).
+        let cached = !self.stream || length.saturating_mul(size_of::<T>()) < 2 * LINE;
+        (runs && cached && self.copies_exactly(source)).then_some(source)
     }
 
     /// Whether a point's target element is `source`'s element as it lies in memory: a copy

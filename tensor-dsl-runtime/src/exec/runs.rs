@@ -12,8 +12,15 @@ use crate::tensor::memory::LINE;
 /// The longest run moved as one element.
 const WIDEST: usize = 4;
 
-/// A tile's side, in runs: 64 × 64 runs of up to 32 bytes stay in the second-level cache.
-const SIDE: usize = 64;
+/// A tile's side, in runs: 64 × 64 runs of up to 16 bytes, 32 × 32 of longer ones (up to
+/// 64), stay in the second-level cache.
+fn side<E>() -> usize {
+    if size_of::<E>() <= 16 {
+        64
+    } else {
+        32
+    }
+}
 
 /// Copies `target[p] = source[p]` over the points `p` of `extents` (offsets `Σ p[v] ·
 /// strides[v]` from each base) where one loop is a run of two to [`WIDEST`] elements along
@@ -240,18 +247,19 @@ impl<const L: usize> Runs<L> {
     }
 }
 
-/// The runs of one point of the outer loops, in tiles of [`SIDE`] × [`SIDE`]: run `(r, c)`
+/// The runs of one point of the outer loops, in tiles of [`side`] × [`side`]: run `(r, c)`
 /// from `source + r + c · columns.source` to `target + r · rows.target + c`.
 ///
 /// # Safety
 /// Every run so addressed is valid (the source's for reads, the target's for writes), and no
 /// target run is a source run.
 unsafe fn tiles<E: Copy>(source: *const E, target: *mut E, [rows, columns]: [Loop; 2]) {
-    for column in (0..columns.extent).step_by(SIDE) {
-        for row in (0..rows.extent).step_by(SIDE) {
+    let side = side::<E>();
+    for column in (0..columns.extent).step_by(side) {
+        for row in (0..rows.extent).step_by(side) {
             let shape = [
-                SIDE.min(rows.extent - row),
-                SIDE.min(columns.extent - column),
+                side.min(rows.extent - row),
+                side.min(columns.extent - column),
             ];
             let from = source.wrapping_offset(row as isize + column as isize * columns.source);
             let to = target.wrapping_offset(row as isize * rows.target + column as isize);
@@ -266,8 +274,8 @@ unsafe fn tiles<E: Copy>(source: *const E, target: *mut E, [rows, columns]: [Loo
             for r in 0..shape[0] {
                 if r % per_line == 0 {
                     for c in 0..shape[1] {
-                        let column = from.wrapping_offset(c as isize * columns.source);
-                        prefetch_run(column.wrapping_add(r + 2 * per_line), 1);
+                        let run = from.wrapping_offset(c as isize * columns.source);
+                        prefetch_run(run.wrapping_add(r + 2 * per_line), 1);
                     }
                 }
                 for c in 0..shape[1] {
@@ -356,6 +364,63 @@ mod tests {
         check(|k| k as f64 - 0.5);
         check(|k| (k % 30_000) as i16 + 1);
         check(|k| (k as f32, 1.0f32));
+    }
+
+    #[test]
+    fn outer_loops_in_any_order_and_direction_reach_every_run() {
+        // `t[3 - 1 - b, a, w, h, c] = s[a, b, h, w, c]`: two loops outside the tiles, one of
+        // them walking the target backwards, on one and two threads.
+        let [na, nb, h, w, c] = [2, 3, 9, 11, 3];
+        let source: Vec<f64> = (0..na * nb * h * w * c).map(|k| k as f64).collect();
+        let source_strides = [
+            (nb * h * w * c) as isize,
+            (h * w * c) as isize,
+            (w * c) as isize,
+            c as isize,
+            1,
+        ];
+        let target_strides = [
+            (w * h * c) as isize,
+            -((na * w * h * c) as isize),
+            c as isize,
+            (h * c) as isize,
+            1,
+        ];
+        for threads in [1, 2] {
+            let mut target = vec![-1.0f64; source.len()];
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a pool");
+            // SAFETY: the target's base is its last `b` block, from which the negative stride
+            // walks back to its first; every offset lies in the two distinct buffers, and the
+            // target's points are distinct.
+            let took = pool.install(|| unsafe {
+                copy_runs(
+                    (source.as_ptr(), &source_strides),
+                    (
+                        target.as_mut_ptr().add((nb - 1) * na * w * h * c),
+                        &target_strides,
+                    ),
+                    &[na, nb, h, w, c],
+                    threads,
+                )
+            });
+            assert!(took);
+            for a in 0..na {
+                for b in 0..nb {
+                    for y in 0..h {
+                        for x in 0..w {
+                            for k in 0..c {
+                                let from = (((a * nb + b) * h + y) * w + x) * c + k;
+                                let to = ((((nb - 1 - b) * na + a) * w + x) * h + y) * c + k;
+                                assert_eq!(target[to], source[from], "{threads} threads: {from}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
