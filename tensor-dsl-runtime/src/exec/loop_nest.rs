@@ -233,6 +233,18 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         && (target_bytes::<T>(&extents[..n_out]) >= STREAM_BYTES || stream_always());
     let source_strides: [isize; L] =
         std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
+    // Saturating: a nest with an empty loop has no points, whatever the others' product.
+    let points = extents
+        .iter()
+        .fold(1usize, |points, &e| points.saturating_mul(e));
+    // Only a target whose points address distinct elements may be split between threads; the
+    // pool is asked only for nests worth splitting (small ones run often).
+    let worth_splitting = injective && points.saturating_mul(N + 1) >= PARALLEL_WORK;
+    let threads = if worth_splitting {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
     if let (true, true, true, Some(source)) = (
         copy && injective && point_wise,
         matches!(mode, Mode::Assign) && alpha == T::ONE,
@@ -241,14 +253,6 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
     ) {
         // Runs of two to four elements shared by both sides, transposed as elements of their
         // own (`t[w, h, c] = s[h, w, c]`).
-        let points = extents
-            .iter()
-            .fold(1usize, |points, &e| points.saturating_mul(e));
-        let threads = if points.saturating_mul(2) >= PARALLEL_WORK {
-            rayon::current_num_threads()
-        } else {
-            1
-        };
         // SAFETY: the step proved every element its extents and strides address in bounds
         // (the operand's for reads, the target's for writes), and its target injective; a
         // copy's operand is of the target's type, an element type (no padding bytes).
@@ -329,20 +333,8 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         )
     };
     // Large nests split their outermost target loop across threads: every thread writes its
-    // own target elements.
-    // Saturating: a nest with an empty loop has no points, whatever the others' product.
-    let points = extents
-        .iter()
-        .fold(1usize, |points, &e| points.saturating_mul(e));
+    // own target elements (`points`, `threads`: above; merging loops keeps their product).
     let split = (0..n_out).find(|&k| extents[k] > 1);
-    // Only a target whose points address distinct elements may be split between threads; the
-    // pool is asked only for nests worth splitting (small ones run often).
-    let worth_splitting = injective && points.saturating_mul(N + 1) >= PARALLEL_WORK;
-    let threads = if worth_splitting {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
     let large = worth_splitting && threads > 1;
     if let (true, 0, Some(split)) = (worth_splitting, n_out, (0..L).find(|&k| extents[k] > 1)) {
         // A scalar result: one summed loop is cut into a fixed number of parts, whatever the
