@@ -1450,6 +1450,105 @@ pub(crate) fn gemm_cost<const L: usize>(
     (strided, calls)
 }
 
+/// What a small call ([`small_calls`]: the runtime's thin kernel, or `faer`'s) costs beyond its
+/// arithmetic, in multiply-adds: about 60 ns, some 3 500 multiply-adds at a GEMM's speed (1024
+/// calls of 32³, `f32`, one thread, took 0.68 ms against 0.615 ms for one call of the same
+/// work).
+const SMALL_CALL_COST: usize = 1 << 12;
+
+/// The host's estimated time for a contraction `C = Σ A·B` over these loops as its calls
+/// would run where nothing is copied, in multiply-adds: what a network weighs its temporaries'
+/// layouts by (`network::Pairing`), where [`gemm_cost`] weighs them for a device. It is
+/// [`GemmPlan::host_time`] with small calls at [`SMALL_CALL_COST`] each, plus a share of the
+/// work for a thin call (one side of C at most [`THIN_SIDE`], the other at least four times
+/// as long) unless, as it runs (transposed where C is column-major), its long operand is A and
+/// is read along k: measured (the `gemm` crate, `f32`, one thread, a long operand of 2²⁰
+/// elements, the short side 16 to 64, k from 16 to 512, each against that best case) a long A
+/// read across k at 1.1–2.2× the time (half the work added), a long B along its rows at
+/// 1.1–1.4× (a quarter), a long B down its columns at 1.5–4.5× (the whole work); the steps of
+/// a four-index transform (n = 32) that take a long operand other than as a long A along k
+/// ran 0.9–1.1 ms against 0.62 ms. A step that is no GEMM (a loop used by one side only)
+/// costs its points, whatever the layout.
+pub(crate) fn network_time<const L: usize>(
+    extents: &[usize; L],
+    uses: [u64; 3],
+    strides: &[[isize; L]; 3],
+    element_bytes: usize,
+) -> usize {
+    let [a, b, c] = uses;
+    let used = |var: usize| (a | b | c) >> var & 1 == 1;
+    // Loops the step does not use change no address: extent one, so they merge and count
+    // nowhere.
+    let extents: [usize; L] = std::array::from_fn(|var| if used(var) { extents[var] } else { 1 });
+    let mut roles = [Role::Batch; L];
+    for (var, role) in roles.iter_mut().enumerate() {
+        let bit = |mask: u64| mask >> var & 1 == 1;
+        *role = match (bit(a), bit(b), bit(c)) {
+            (true, true, true) => Role::Batch,
+            (true, false, true) => Role::Left,
+            (false, true, true) => Role::Right,
+            (true, true, false) => Role::Contracted,
+            _ if extents[var] <= 1 => Role::Batch,
+            _ => return extents.iter().product(),
+        };
+    }
+    let size = |role: Role| -> usize {
+        (0..L)
+            .filter(|&var| roles[var] == role)
+            .map(|var| extents[var])
+            .product()
+    };
+    let work = size(Role::Left) * size(Role::Right) * size(Role::Contracted);
+    let batches = size(Role::Batch);
+    // As `contract` plans it where it copies nothing: the better of the two merges.
+    [Merge::Longest, Merge::UnitStride]
+        .into_iter()
+        .map(|merge| {
+            let plan = GemmPlan::merged(&roles, &extents, *strides, work, batches, merge);
+            plan.network_time(&extents, element_bytes)
+        })
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
+impl<const L: usize> GemmPlan<L> {
+    /// [`network_time`] for this plan.
+    fn network_time(&self, extents: &[usize; L], element_bytes: usize) -> usize {
+        let mut time = self.host_time(extents, 0, 0, element_bytes);
+        if small_calls(self) {
+            let saved = self
+                .calls(extents)
+                .saturating_mul(CALL_COST - SMALL_CALL_COST);
+            time = time.saturating_sub(saved);
+        }
+        // The call as it runs: transposed where C steps by one element down its columns only.
+        let (m, n, k) = (self.m, self.n, self.k);
+        let ((rows, a), (columns, b)) = if self.c_by_columns() {
+            ((n.extent, 1), (m.extent, 0))
+        } else {
+            ((m.extent, 0), (n.extent, 1))
+        };
+        let total = self.work.saturating_mul(self.batches);
+        if rows.min(columns) <= THIN_SIDE && rows.max(columns) >= 4 * rows.min(columns) {
+            let penalty = if rows > columns {
+                // A long: fast only read along k.
+                if k.steps_by_one(a) {
+                    0
+                } else {
+                    total / 2
+                }
+            } else if k.steps_by_one(b) && !k.steps_by_one(1 - b) {
+                // B long and read across its rows.
+                total
+            } else {
+                total / 4
+            };
+            time = time.saturating_add(penalty);
+        }
+        time
+    }
+}
+
 /// How many of a call's matrices (A: m × k, B: k × n, C: m × n) have no unit stride: a matrix
 /// has one if either dimension steps by one element or spans at most one.
 fn strided_matrices(m: Dimension, n: Dimension, k: Dimension) -> usize {
@@ -1698,6 +1797,28 @@ mod tests {
                 "({a}, {b}, {c}, {d}, {e})"
             );
         }
+    }
+
+    #[test]
+    fn thin_calls_are_estimated_fastest_reading_a_long_a_along_k() {
+        // C[i, j] = Σ_k A[i, k] B[k, j], loops (i, j, k), i = 4096 long, j and k 32.
+        let extents = [4096, 32, 32];
+        let uses = [0b101, 0b110, 0b011];
+        let (row_major_c, column_major_c) = ([32, 1, 0], [1, 4096, 0]);
+        let (a_along_k, a_across_k) = ([32, 0, 1], [1, 0, 4096]);
+        let b = [0, 1, 32];
+        let time = |a, c| network_time(&extents, uses, &[a, b, c], 4);
+        let work = 4096 * 32 * 32;
+        let best = time(a_along_k, row_major_c);
+        assert!(time(a_across_k, row_major_c) >= best + work / 2);
+        // Column-major C runs transposed: A is then the call's B, long either way.
+        assert!(time(a_along_k, column_major_c) > best);
+        assert!(time(a_across_k, column_major_c) > best);
+        // Not thin (j as long as i): A read either way is estimated alike.
+        let square = [512, 512, 32];
+        let (b, c) = ([0, 1, 512], [512, 1, 0]);
+        let time = |a| network_time(&square, uses, &[a, b, c], 4);
+        assert_eq!(time([1, 0, 512]), time([32, 0, 1]));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use crate::element::Element;
 use crate::operand::access::Memory;
 
-use super::gemm::{contract, gemm_cost, row_major};
+use super::gemm::{contract, gemm_cost, network_time, row_major};
 use super::loop_nest::{evaluate, AnyNest};
 use super::scratch::Scratch;
 use super::sort_loops;
@@ -20,6 +20,14 @@ type Temporaries<const L: usize> = Vec<(usize, [isize; L])>;
 
 /// A network's cost as GEMM calls: matrices without a unit stride, then calls (`gemm_cost`).
 type Cost = (usize, usize);
+
+/// Where a network runs, for [`layouts`]: on the host, with elements of this many bytes, or on
+/// a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Machine {
+    Host(usize),
+    Device,
+}
 
 /// Pairwise contractions in execution order: intermediates `0..n` are the factors, each
 /// contraction adds the next.
@@ -152,12 +160,30 @@ impl<const L: usize> Pairing<L> {
         let out = step.target().uses;
         let factors = step.operands().map(|o| o.uses);
         let strides: Vec<[isize; L]> = step.operands().iter().map(|o| o.strides).collect();
+        let machine = if step.memory() == [Memory::Host; 2] {
+            Machine::Host(size_of::<T>())
+        } else {
+            Machine::Device
+        };
+        // One call site may run several element types, and on the host and a device.
+        let runs_on = match machine {
+            Machine::Host(bytes) => bytes as isize,
+            Machine::Device => -1,
+        };
         let key: Vec<isize> = (extents.iter().map(|&e| e as isize))
             .chain(strides.iter().flatten().copied())
             .chain(step.target().strides)
+            .chain([runs_on])
             .collect();
         let planned = cache.planned(key, || {
-            choose(&extents, &factors, out, &strides, &step.target().strides)
+            choose(
+                &extents,
+                &factors,
+                out,
+                &strides,
+                &step.target().strides,
+                machine,
+            )
         });
         let vars = intermediates(&factors, out, &planned.order);
         let temporaries = planned
@@ -290,20 +316,21 @@ pub fn planned_pairs(extents: &[usize], factors: &[u64], out: u64) -> Vec<Planne
         .collect()
 }
 
-/// The order and layouts a network runs with: among the orders with the fewest multiply-adds
-/// (all of them for up to 5 factors, the planner's one beyond), the one whose best layouts
-/// (see [`layouts`]) cost least as GEMM calls; ties go to the planner's order.
+/// The order and layouts a network runs with on `machine`: among the orders with the fewest
+/// multiply-adds (all of them for up to 5 factors, the planner's one beyond), the one whose
+/// best layouts (see [`layouts`]) cost least as GEMM calls; ties go to the planner's order.
 fn choose<const L: usize>(
     extents: &[usize; L],
     factors: &[u64],
     out: u64,
     strides: &[[isize; L]],
     target: &[isize; L],
+    machine: Machine,
 ) -> Planned {
     let mut best: Option<(Cost, Order, Temporaries<L>)> = None;
     for order in cheapest_orders(extents, factors, out) {
         let vars = intermediates(factors, out, &order);
-        let (calls, temporaries) = layouts(extents, &vars, &order, strides, target);
+        let (calls, temporaries) = layouts(extents, &vars, &order, strides, target, machine);
         if best.as_ref().is_none_or(|(fewest, ..)| calls < *fewest) {
             best = Some((calls, order, temporaries));
         }
@@ -382,13 +409,18 @@ fn contraction_cost(extents: &[usize], factors: &[u64], out: u64, order: &Order)
 /// it (TiledArray's idea of choosing an intermediate's index order for its consumer).
 ///
 /// A temporary read by contraction `C = Σ X·Y` holds X's loops in three groups: those C and Y
-/// share with it (batch, outermost), those only C shares (X's rows of the GEMM, in C's order)
-/// and those only Y shares (the contracted ones, in Y's order). The groups keep their order
-/// in C and Y so they merge into one GEMM dimension each; whether the rows or the contracted
-/// loops go innermost is tried both ways per temporary (up to 8 temporaries; beyond, only the
-/// two uniform choices), and the layouts that leave the fewest matrices without a unit stride,
-/// then make the fewest GEMM calls (see [`gemm_cost`]), over the whole network win; ties go
-/// to the first, which puts X's rows innermost when they are inner in C too.
+/// share with it (batch), those only C shares (X's rows of the GEMM, in C's order) and those
+/// only Y shares (the contracted ones, in Y's order), each group kept in its order in C and Y
+/// so that it merges into one GEMM dimension. Batch loops go outermost, and whether the rows
+/// or the contracted loops go innermost is tried both ways per temporary (up to 8
+/// temporaries; beyond, only the two uniform choices); the layouts that leave the fewest
+/// matrices without a unit stride, then make the fewest GEMM calls (see [`gemm_cost`]), over
+/// the whole network win, as cuBLAS wants them; ties go to the first, which puts X's rows
+/// innermost when they are inner in C too. On the host, every temporary laid out in its
+/// consumer's order instead ([`Arrangement::InPlace`]) replaces them where it is estimated
+/// faster ([`network_time`]): few long calls that read a long operand across its inner
+/// dimension run slower there than many short ones that read along it. The cost returned is
+/// the former's, by which [`choose`] compares orders.
 ///
 /// # Panics
 /// If a temporary's element count overflows `usize` (no such buffer could be allocated).
@@ -398,32 +430,44 @@ fn layouts<const L: usize>(
     order: &[(usize, usize)],
     factors: &[[isize; L]],
     target: &[isize; L],
+    machine: Machine,
 ) -> (Cost, Temporaries<L>) {
+    use Arrangement::{Flipped, Grouped, InPlace};
     let count = order.len() - 1;
-    let choices: Vec<u64> = if count <= 8 {
-        (0..1u64 << count).collect()
-    } else {
-        vec![0, u64::MAX]
-    };
-    let mut best: Option<(Cost, Vec<[isize; L]>)> = None;
-    for choice in choices {
-        let strides = lay_out(extents, vars, order, factors, target, choice);
-        let calls = order
-            .iter()
-            .enumerate()
-            .map(|(k, &(x, y))| {
-                let o = factors.len() + k;
-                let uses = [vars[x], vars[y], vars[o]];
-                gemm_cost(extents, uses, &[strides[x], strides[y], strides[o]])
+    let choices: Vec<Vec<Arrangement>> = if count <= 8 {
+        (0..1usize << count)
+            .map(|bits| {
+                (0..count)
+                    .map(|t| if bits >> t & 1 == 1 { Flipped } else { Grouped })
+                    .collect()
             })
-            .fold((0usize, 0usize), |(s, c), (strided, calls)| {
-                (s + strided, c.saturating_add(calls))
-            });
-        if best.as_ref().is_none_or(|(fewest, _)| calls < *fewest) {
-            best = Some((calls, strides));
+            .collect()
+    } else {
+        vec![vec![Grouped; count], vec![Flipped; count]]
+    };
+    let calls = |uses, strides: &[[isize; L]; 3]| gemm_cost(extents, uses, strides);
+    let mut best: Option<(Cost, Vec<[isize; L]>)> = None;
+    for arrangement in choices {
+        let strides = lay_out(extents, vars, order, factors, target, &arrangement);
+        let cost = summed(order, vars, factors.len(), &strides, calls);
+        if best.as_ref().is_none_or(|(fewest, _)| cost < *fewest) {
+            best = Some((cost, strides));
         }
     }
-    let (calls, strides) = best.expect("at least one layout is tried");
+    let (cost, mut strides) = best.expect("at least one layout is tried");
+    if let Machine::Host(bytes) = machine {
+        let time =
+            |uses, strides: &[[isize; L]; 3]| (network_time(extents, uses, strides, bytes), 0);
+        let in_place = lay_out(extents, vars, order, factors, target, &vec![InPlace; count]);
+        // The estimate is coarse: a change of layouts must promise a sixteenth.
+        let (new, old) = (
+            summed(order, vars, factors.len(), &in_place, time).0,
+            summed(order, vars, factors.len(), &strides, time).0,
+        );
+        if new < old - old / 16 {
+            strides = in_place;
+        }
+    }
     let temporaries = (0..count)
         .map(|t| {
             let temporary = factors.len() + t;
@@ -434,19 +478,53 @@ fn layouts<const L: usize>(
             (elements, strides[temporary])
         })
         .collect();
-    (calls, temporaries)
+    (cost, temporaries)
 }
 
-/// Every intermediate's loop strides for one `choice` (bit `t`: temporary `t` puts its
-/// contracted loops innermost, against the rule in [`layouts`]), laid out from the last
-/// contraction back, so each temporary's consumer is laid out before it.
+/// A cost of each contraction of `order`, given the loops its operands and result use and
+/// their strides (`strides`: every intermediate's, the first `factors` the factors'), summed.
+fn summed<const L: usize>(
+    order: &[(usize, usize)],
+    vars: &[u64],
+    factors: usize,
+    strides: &[[isize; L]],
+    cost: impl Fn([u64; 3], &[[isize; L]; 3]) -> Cost,
+) -> Cost {
+    (order.iter().enumerate())
+        .map(|(k, &(x, y))| {
+            let o = factors + k;
+            cost(
+                [vars[x], vars[y], vars[o]],
+                &[strides[x], strides[y], strides[o]],
+            )
+        })
+        .fold((0usize, 0usize), |(s, c), (first, second)| {
+            (s.saturating_add(first), c.saturating_add(second))
+        })
+}
+
+/// How a temporary's loop groups are arranged (see [`layouts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arrangement {
+    /// Batch loops outermost, then the rows and the contracted loops, the rows innermost where
+    /// they are inner in the consumer's result, else the contracted loops.
+    Grouped,
+    /// As `Grouped`, the rows and the contracted loops the other way round.
+    Flipped,
+    /// In the consumer's result's order, the contracted loops where the other operand's rows
+    /// are in it: as a contraction written out step by step leaves its result.
+    InPlace,
+}
+
+/// Every intermediate's loop strides with temporary `t` arranged as `arrangement[t]`, laid
+/// out from the last contraction back, so each temporary's consumer is laid out before it.
 fn lay_out<const L: usize>(
     extents: &[usize; L],
     vars: &[u64],
     order: &[(usize, usize)],
     factors: &[[isize; L]],
     target: &[isize; L],
-    choice: u64,
+    arrangement: &[Arrangement],
 ) -> Vec<[isize; L]> {
     let n = factors.len();
     let mut strides: Vec<Option<[isize; L]>> = factors.iter().copied().map(Some).collect();
@@ -477,15 +555,33 @@ fn lay_out<const L: usize>(
                 (Some(mine), Some(theirs)) => mine.unsigned_abs() <= theirs.unsigned_abs(),
                 _ => true,
             };
-            let flipped = choice >> ((this - n) % 64) & 1 == 1;
-            let mut sequence = batch;
-            if rows_inner_in_output != flipped {
-                sequence.extend(contracted);
-                sequence.extend(rows);
-            } else {
-                sequence.extend(rows);
-                sequence.extend(contracted);
-            }
+            let sequence = match arrangement[this - n] {
+                Arrangement::InPlace => {
+                    // X's loops in C's order; the contracted ones before the first whose
+                    // stride in C is below those of Y's rows (innermost if Y has none).
+                    let place = (their_rows.iter())
+                        .map(|&v| output[v].unsigned_abs())
+                        .max()
+                        .unwrap_or(0);
+                    let mut kept_loops = ranked(mine & kept, &output);
+                    let at = (kept_loops.iter())
+                        .position(|&v| output[v].unsigned_abs() < place)
+                        .unwrap_or(kept_loops.len());
+                    kept_loops.splice(at..at, contracted);
+                    kept_loops
+                }
+                flip => {
+                    let mut sequence = batch;
+                    if rows_inner_in_output != (flip == Arrangement::Flipped) {
+                        sequence.extend(contracted);
+                        sequence.extend(rows);
+                    } else {
+                        sequence.extend(rows);
+                        sequence.extend(contracted);
+                    }
+                    sequence
+                }
+            };
             strides[this] = Some(row_major(extents, &sequence));
         }
     }
@@ -612,39 +708,27 @@ mod tests {
         assert_eq!(greedy_order, [(1, 2), (0, 3)]);
     }
 
-    /// The GEMM calls a network makes with the order and layouts `choose` picks.
-    fn calls_of<const L: usize>(
-        extents: &[usize; L],
+    /// A cost of each contraction of a network with the order and layouts of `planned`,
+    /// summed.
+    fn planned_cost<const L: usize>(
+        planned: &Planned,
         factors: &[u64],
         out: u64,
         strides: &[[isize; L]],
         target: &[isize; L],
-    ) -> usize {
-        let planned = choose(extents, factors, out, strides, target);
+        cost: impl Fn([u64; 3], &[[isize; L]; 3]) -> Cost,
+    ) -> Cost {
         let vars = intermediates(factors, out, &planned.order);
         let mut all: Vec<[isize; L]> = strides.to_vec();
         all.extend((planned.temporaries.iter()).map(|(_, s)| std::array::from_fn(|v| s[v])));
         all.push(*target);
-        (planned.order.iter().enumerate())
-            .map(|(k, &(x, y))| {
-                let o = factors.len() + k;
-                gemm_cost(
-                    extents,
-                    [vars[x], vars[y], vars[o]],
-                    &[all[x], all[y], all[o]],
-                )
-                .1
-            })
-            .sum()
+        summed(&planned.order, &vars, factors.len(), &all, cost)
     }
 
-    #[test]
-    fn four_index_transform_is_one_gemm_call_per_stage() {
-        // d[p, q, r, s] = c[p, a] c[q, b] c[r, e] c[s, f] g[a, b, e, f], all row-major, loops
-        // (p, q, r, s, a, b, e, f). Every order costs the same; a temporary laid out in loop
-        // order, or the planner's first order, needs 32 calls in some stage.
-        let n = 32;
-        let extents = [n as usize; 8];
+    /// The four-index transform d[p, q, r, s] = c[p, a] c[q, b] c[r, e] c[s, f] g[a, b, e, f]
+    /// over extents `n`, all row-major, loops (p, q, r, s, a, b, e, f): extents, factors,
+    /// their strides, the target's strides.
+    fn four_index(n: isize) -> ([usize; 8], [u64; 5], [[isize; 8]; 5], [isize; 8]) {
         let c = |row: usize, col: usize| {
             let mut s = [0; 8];
             (s[row], s[col]) = (n, 1);
@@ -652,9 +736,60 @@ mod tests {
         };
         let g = [0, 0, 0, 0, n * n * n, n * n, n, 1];
         let d = [n * n * n, n * n, n, 1, 0, 0, 0, 0];
-        let factors = [0x11, 0x22, 0x44, 0x88, 0xf0];
         let strides = [c(0, 4), c(1, 5), c(2, 6), c(3, 7), g];
-        assert_eq!(calls_of(&extents, &factors, 0x0f, &strides, &d), 4);
+        ([n as usize; 8], [0x11, 0x22, 0x44, 0x88, 0xf0], strides, d)
+    }
+
+    #[test]
+    fn four_index_transform_is_one_gemm_call_per_stage_on_a_device() {
+        // Every order costs the same; a temporary laid out in loop order, or the planner's
+        // first order, needs 32 calls in some stage.
+        let (extents, factors, strides, d) = four_index(32);
+        let planned = choose(&extents, &factors, 0x0f, &strides, &d, Machine::Device);
+        let calls = |uses, strides: &[[isize; 8]; 3]| gemm_cost(&extents, uses, strides);
+        let cost = planned_cost(&planned, &factors, 0x0f, &strides, &d, calls);
+        assert_eq!(cost, (0, 4));
+    }
+
+    #[test]
+    fn on_the_host_a_four_index_transform_lays_its_temporaries_out_in_place() {
+        // Each stage as one call reads its long operand across k (a 32768 × 32 × 32 call),
+        // estimated (and measured) slower than stages in the order a user would write them,
+        // whose calls read along k or are small: the host takes those where the device
+        // keeps one call per stage.
+        for (n, bytes) in [(32, 4), (24, 8), (17, 8)] {
+            let (extents, factors, strides, d) = four_index(n);
+            let host = choose(&extents, &factors, 0x0f, &strides, &d, Machine::Host(bytes));
+            let device = choose(&extents, &factors, 0x0f, &strides, &d, Machine::Device);
+            assert_eq!(
+                host.order, device.order,
+                "n = {n}: orders are compared alike"
+            );
+            let layouts = |planned: &Planned| -> Vec<Vec<isize>> {
+                planned.temporaries.iter().map(|(_, s)| s.clone()).collect()
+            };
+            assert_ne!(layouts(&host), layouts(&device), "n = {n}");
+            let time =
+                |uses, strides: &[[isize; 8]; 3]| (network_time(&extents, uses, strides, bytes), 0);
+            let (on_host, as_device) = (
+                planned_cost(&host, &factors, 0x0f, &strides, &d, time).0,
+                planned_cost(&device, &factors, 0x0f, &strides, &d, time).0,
+            );
+            assert!(
+                on_host < as_device - as_device / 16,
+                "n = {n}: {on_host} against {as_device}"
+            );
+            // In place: each temporary keeps the target's loops it holds in the target's
+            // order, the contracted loop where the factor c that replaces it has its row.
+            let t1 = &host.temporaries[0].1;
+            let mut kept: Vec<usize> = (0..8).filter(|&v| t1[v] != 0).collect();
+            kept.sort_by_key(|&v| std::cmp::Reverse(t1[v]));
+            assert_eq!(kept.len(), 4, "n = {n}");
+            assert!(
+                kept.windows(2).all(|w| w[0] % 4 < w[1] % 4),
+                "n = {n}: {t1:?}"
+            );
+        }
     }
 
     #[test]
