@@ -1405,7 +1405,8 @@ impl<const L: usize> GemmPlan<L> {
 /// packs them), then how many calls it makes. The loops each of A, B and C uses (`uses`, bit
 /// masks) give the roles, the strides which of them merge; every unmerged or batch loop
 /// multiplies the calls. Loops of extent 1 cost nothing. This is the measure by which a
-/// network's temporaries are laid out (`network::Pairing`).
+/// network's temporaries are laid out (`network::Pairing`) for a device, and first on the
+/// host (which then weighs the in-place layout by [`network_time`]).
 pub(crate) fn gemm_cost<const L: usize>(
     extents: &[usize; L],
     uses: [u64; 3],
@@ -1457,15 +1458,16 @@ pub(crate) fn gemm_cost<const L: usize>(
 const SMALL_CALL_COST: usize = 1 << 12;
 
 /// The host's estimated time for a contraction `C = Σ A·B` over these loops as its calls
-/// would run where nothing is copied, in multiply-adds: what a network weighs its temporaries'
-/// layouts by (`network::Pairing`), where [`gemm_cost`] weighs them for a device. It is
+/// would run where nothing is copied, in multiply-adds: what a network on the host weighs its
+/// in-place layout by against the one [`gemm_cost`] chose (`network::Pairing`). It is
 /// [`GemmPlan::host_time`] with small calls at [`SMALL_CALL_COST`] each, plus a share of the
 /// work for a thin call (one side of C at most [`THIN_SIDE`], the other at least four times
 /// as long) unless, as it runs (transposed where C is column-major), its long operand is A and
 /// is read along k: measured (the `gemm` crate, `f32`, one thread, a long operand of 2²⁰
 /// elements, the short side 16 to 64, k from 16 to 512, each against that best case) a long A
-/// read across k at 1.1–2.2× the time (half the work added), a long B along its rows at
-/// 1.1–1.4× (a quarter), a long B down its columns at 1.5–4.5× (the whole work); the steps of
+/// read across k at 1.1–2.2× the time (half the work added), a long B read along its rows (n
+/// contiguous) at 1.1–1.4× (a quarter), a long B read down its columns (k contiguous) at
+/// 1.5–4.5× (the whole work); the steps of
 /// a four-index transform (n = 32) that take a long operand other than as a long A along k
 /// ran 0.9–1.1 ms against 0.62 ms. A step that is no GEMM (a loop used by one side only)
 /// costs its points, whatever the layout.
@@ -1489,16 +1491,17 @@ pub(crate) fn network_time<const L: usize>(
             (false, true, true) => Role::Right,
             (true, true, false) => Role::Contracted,
             _ if extents[var] <= 1 => Role::Batch,
-            _ => return extents.iter().product(),
+            _ => return extents.iter().fold(1usize, |n, &e| n.saturating_mul(e)),
         };
     }
     let size = |role: Role| -> usize {
         (0..L)
             .filter(|&var| roles[var] == role)
-            .map(|var| extents[var])
-            .product()
+            .fold(1usize, |n, var| n.saturating_mul(extents[var]))
     };
-    let work = size(Role::Left) * size(Role::Right) * size(Role::Contracted);
+    let work = size(Role::Left)
+        .saturating_mul(size(Role::Right))
+        .saturating_mul(size(Role::Contracted));
     let batches = size(Role::Batch);
     // As `contract` plans it where it copies nothing: the better of the two merges.
     [Merge::Longest, Merge::UnitStride]
@@ -1537,8 +1540,8 @@ impl<const L: usize> GemmPlan<L> {
                 } else {
                     total / 2
                 }
-            } else if k.steps_by_one(b) && !k.steps_by_one(1 - b) {
-                // B long and read across its rows.
+            } else if k.steps_by_one(b) {
+                // B long with k contiguous: read down its columns.
                 total
             } else {
                 total / 4

@@ -376,10 +376,11 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         return;
     }
     if let (true, Some(split)) = (large, split) {
-        // Sums over an outer axis of one strip's width: threads take halves of the rows, whole
-        // rows each, rather than halves of each row (`strip_halves`).
+        // Sums over an outer axis on two threads: each takes half of the rows, whole rows,
+        // rather than half of each row (`strip_halves`). (With more threads the columns stay
+        // cut among them all: measured only on two cores.)
         let strips = P::SUMMING && sums_in_strips(n_out, &extents, &operand_strides);
-        let halves = (split + 1 == n_out && strips)
+        let halves = (threads == 2 && split + 1 == n_out && strips)
             .then(|| strip_halves(n_out, &extents))
             .flatten();
         if let Some(halves) = halves {
@@ -836,24 +837,26 @@ fn sums_in_strips<const L: usize, const N: usize>(
         && summed >= LANES
 }
 
-/// Where threads may cut the rows a strip sums, keeping its bits: the summed loop (the only one
-/// walked) and the rows before the cut, a power of two of blocks ([`STRIP_ROWS`]) that leaves
-/// at least half as many after it (so neither thread has more than twice the other's share);
-/// `None` for other nests. Cut there, the two halves' cascades merge into the one the whole
-/// builds ([`Strip::follow`]). Two threads reading whole rows each summed 4096² `f32`s at
-/// 24–26 GB/s in a harness where halves of each row, as threads cut other nests, gave 16–18
-/// and one thread 18.
+/// Where two threads may cut the rows a strip sums, keeping its bits: the summed loop (the only
+/// one walked) and the rows before the cut, a power of two of blocks ([`STRIP_ROWS`]) that
+/// leaves at least half as many rows after it (so neither thread has more than twice the
+/// other's rows); `None` for other nests. Cut there, the two halves' cascades merge into the
+/// one the whole builds ([`Strip::follow`]). In a harness (4096² `f32`), hand loops with two
+/// threads on halves of the rows summed 24–26 GB/s where halves of each row, as threads cut
+/// other nests, gave 16–18 and one thread 18; the runtime's strips went from 18–24 GB/s on two
+/// threads (23–25 on one) to 32–35.
 fn strip_halves<const L: usize>(n_out: usize, extents: &[usize; L]) -> Option<(usize, usize)> {
     let mut walked = (n_out..L).filter(|&var| extents[var] > 1);
     let (Some(summed), None) = (walked.next(), walked.next()) else {
         return None;
     };
-    let blocks = extents[summed].div_ceil(STRIP_ROWS);
+    let rows = extents[summed];
+    let blocks = rows.div_ceil(STRIP_ROWS);
     if blocks < 2 {
         return None;
     }
-    let first = 1usize << (usize::BITS - 1 - (blocks - 1).leading_zeros());
-    (2 * (blocks - first) >= first).then_some((summed, first * STRIP_ROWS))
+    let first = (1usize << (usize::BITS - 1 - (blocks - 1).leading_zeros())) * STRIP_ROWS;
+    (2 * (rows - first) >= first).then_some((summed, first))
 }
 
 /// A summing nest's loops: the target loops' count, the extents, the operands' and the
@@ -1318,7 +1321,9 @@ struct Nest<'b, T, F, const N: usize> {
 // it (each part fences its streamed stores before it returns, see `run_nest`), or, for a
 // scalar sum, split along a summed loop with each part writing only a local of
 // its own (a copy of the `Nest` with its own target) and the shared target written once, on
-// the calling thread, after all parts have returned; the operands are only read.
+// the calling thread, after all parts have returned, or, for sums in strips cut into halves
+// of their rows (`sum_strips_in_halves`), each half writing only a `Strip` of its own and the
+// target written on the calling thread after both have returned; the operands are only read.
 unsafe impl<T: Sync, F: Sync, const N: usize> Sync for Nest<'_, T, F, N> {}
 
 impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
@@ -2404,8 +2409,9 @@ mod tests {
     fn sums_over_an_outer_axis_run_in_strips_with_the_same_bits_on_any_threads() {
         // Rows past the strip path's minimum, columns around the strip's width, and a column
         // count past the threading threshold; values whose sums round.
-        // Threads cut the rows of (2048, 300), a carry across the cut, (1900, 257) and (1600,
-        // 4200), two strips, and the columns of (1500, 300), too few rows after the cut.
+        // Two threads cut the rows of (2048, 300), a carry across the cut, (1900, 257) and
+        // (1600, 4200), two strips, and the columns of (1500, 300), too few rows after the
+        // cut; three threads cut the columns.
         for (rows, columns) in [
             (128, 1),
             (128, 15),
@@ -2438,23 +2444,27 @@ mod tests {
                 column_sums(&x, Mode::Assign, &mut again, threads);
                 assert_eq!(again.as_slice(), first.as_slice(), "{threads} threads");
             }
-            let mut added = Tensor::<f64>::from_fn([columns], |ix| ix[0] as f64);
-            column_sums(&x, Mode::Add, &mut added, 1);
-            for (j, (&got, &sum)) in added.as_slice().iter().zip(first.as_slice()).enumerate() {
-                assert_eq!(got, j as f64 + sum);
+            for threads in [1, 2] {
+                let mut added = Tensor::<f64>::from_fn([columns], |ix| ix[0] as f64);
+                column_sums(&x, Mode::Add, &mut added, threads);
+                for (j, (&got, &sum)) in added.as_slice().iter().zip(first.as_slice()).enumerate() {
+                    assert_eq!(got, j as f64 + sum, "{threads} threads");
+                }
             }
         }
     }
 
     #[test]
     fn strips_are_cut_between_threads_only_where_the_halves_merge_exactly() {
-        // Blocks of 32 rows: 64 (32 + 32), 60 (32 + 28), 47 (32 + 15: too few after the cut),
-        // 50 (32 + 18), 2 (1 + 1), 1 (nothing to cut); a second summed loop walked, none.
+        // Blocks of 32 rows: 64 (1024 rows + 1024), 60 (1024 + 876), 47 (1024 + 476: too few
+        // after the cut), 50 (1024 + 576), 2 (32 + 16; 32 + 1, too few), 1 (nothing to cut);
+        // a second summed loop walked, none.
         assert_eq!(strip_halves(1, &[300, 2048]), Some((1, 1024)));
         assert_eq!(strip_halves(1, &[257, 1900]), Some((1, 1024)));
         assert_eq!(strip_halves(1, &[300, 1500]), None);
         assert_eq!(strip_halves(1, &[4200, 1600]), Some((1, 1024)));
-        assert_eq!(strip_halves(1, &[9, 33]), Some((1, 32)));
+        assert_eq!(strip_halves(1, &[9, 48]), Some((1, 32)));
+        assert_eq!(strip_halves(1, &[9, 33]), None);
         assert_eq!(strip_halves(1, &[9, 32]), None);
         assert_eq!(strip_halves(1, &[300, 1, 2048]), Some((2, 1024)));
         assert_eq!(strip_halves(1, &[300, 2, 2048]), None);

@@ -33,8 +33,8 @@ enum Machine {
 /// contraction adds the next.
 type Order = Vec<(usize, usize)>;
 
-/// Plans chosen so far at one call site, by extents and strides: the contraction order and
-/// each temporary's layout.
+/// Plans chosen so far at one call site, by extents, strides, element size and host or device:
+/// the contraction order and each temporary's layout.
 pub struct PlanCache {
     plans: Mutex<Vec<(Vec<isize>, Planned)>>,
 }
@@ -558,7 +558,7 @@ fn lay_out<const L: usize>(
             let sequence = match arrangement[this - n] {
                 Arrangement::InPlace => {
                     // X's loops in C's order; the contracted ones before the first whose
-                    // stride in C is below those of Y's rows (innermost if Y has none).
+                    // stride in C is below the largest of Y's rows' (innermost if Y has none).
                     let place = (their_rows.iter())
                         .map(|&v| output[v].unsigned_abs())
                         .max()
