@@ -390,12 +390,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         let length = extents[split];
         // A strip reads each row once however narrow it is: as few parts as threads keeps its
         // rows long.
-        let per_thread = if split + 1 == n_out && sums_in_strips(n_out, &extents, &operand_strides)
-        {
-            1
-        } else {
-            4
-        };
+        let per_thread = if split + 1 == n_out && strips { 1 } else { 4 };
         let chunks = (threads * per_thread).min(length);
         for_each_part(chunks, &|chunk| {
             let (low, high) = (
@@ -923,7 +918,7 @@ fn fill_strip_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usiz
     if std::arch::is_x86_feature_detected!("avx2") && !baseline_only() {
         // SAFETY: the CPU has AVX2 (just detected), all a function compiled for it needs.
         return unsafe {
-            fill_strip_avx2(nest, strip, start, width, n_out, extents, operand_strides)
+            fill_strip_avx2(nest, strip, start, width, (n_out, extents, operand_strides))
         };
     }
     nest.fill_strip(strip, start, width, n_out, extents, operand_strides);
@@ -935,15 +930,12 @@ fn fill_strip_here<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usiz
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
 unsafe fn fill_strip_avx2<T: Element, F: Fn([T; N]) -> T, const L: usize, const N: usize>(
     nest: &Nest<'_, T, F, N>,
     strip: &mut Strip<T>,
     start: Point<N>,
     width: usize,
-    n_out: usize,
-    extents: &[usize; L],
-    operand_strides: &[[isize; N]; L],
+    (n_out, extents, operand_strides): (usize, &[usize; L], &[[isize; N]; L]),
 ) {
     nest.fill_strip(strip, start, width, n_out, extents, operand_strides);
 }
