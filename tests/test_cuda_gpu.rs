@@ -163,25 +163,28 @@ fn gemm_and_element_wise_speed_against_cublas_and_a_copy() {
         100.0 * direct / ours
     );
 
-    let len = 1 << 26;
-    let x = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
-    let y = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
-    let mut z = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
-    let fused = best_time(&device, || tensor! { z[i] = 2 * x[i] + exp(y[i]) * x[i]; });
-    // The copy writes into existing memory, as the statement does: no allocation timed.
-    let mut w = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
-    let copy = best_time(&device, || device.direct_copy(&x, &mut w).unwrap());
-    // Bytes moved: the fused kernel reads two arrays and writes one; a copy reads and writes one.
-    let (fused_rate, copy_rate) = (
-        3.0 * 4.0 * len as f64 / fused,
-        2.0 * 4.0 * len as f64 / copy,
-    );
-    println!(
-        "fused element-wise: {:.0} GB/s, device copy {:.0} GB/s ({:.0} %)",
-        fused_rate / 1e9,
-        copy_rate / 1e9,
-        100.0 * fused_rate / copy_rate
-    );
+    // The README's figure is 2²⁶; the other lengths show what a launch's fixed cost takes, and
+    // `2 * x[i]` (a copy's bytes through a generated kernel) what the kernel's reads take.
+    for len in [1 << 24, 1 << 26, 1 << 28] {
+        let x = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+        let y = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+        let mut z = CudaTensor::<f32>::zeros(&device, [len]).unwrap();
+        let fused = best_time(&device, || tensor! { z[i] = 2 * x[i] + exp(y[i]) * x[i]; });
+        let scaled = best_time(&device, || tensor! { z[i] = 2 * x[i]; });
+        // The copy writes into existing memory, as the statement does: no allocation timed.
+        let copy = best_time(&device, || device.direct_copy(&x, &mut z).unwrap());
+        // Bytes moved: the fused kernel reads two arrays and writes one; a copy reads and
+        // writes one.
+        let rate = |arrays: f64, seconds: f64| arrays * 4.0 * len as f64 / seconds / 1e9;
+        let (fused_rate, scaled_rate, copy_rate) =
+            (rate(3.0, fused), rate(2.0, scaled), rate(2.0, copy));
+        println!(
+            "fused element-wise 2^{}: {fused_rate:.0} GB/s, device copy {copy_rate:.0} GB/s ({:.0} %); `2 * x[i]` {scaled_rate:.0} GB/s ({:.0} %)",
+            len.trailing_zeros(),
+            100.0 * fused_rate / copy_rate,
+            100.0 * scaled_rate / copy_rate
+        );
+    }
 }
 
 /// Integer tensors on a GPU: the same bits as the host, overflow wrapping as there.
@@ -290,6 +293,22 @@ fn complex_and_contraction_speed_against_cublas() {
         flops / seed / 1e12,
         flops / gemm / 1e12,
         100.0 * gemm / seed
+    );
+    // Where the rest goes: `b` permuted into the layout the calls read (k, l, j) by a
+    // statement (a generated kernel, not the contraction's copy module), and the GEMM on
+    // that layout.
+    let mut packed = CudaTensor::<f32>::zeros(&device, [k, l, m]).unwrap();
+    let copy = best_time(&device, || tensor! { packed[k, l, j] = y[k, j, l]; });
+    let x2 = CudaTensor::<f32>::zeros(&device, [m, k * l]).unwrap();
+    let packed2 = CudaTensor::<f32>::zeros(&device, [k * l, m]).unwrap();
+    let packed_gemm = best_time(&device, || tensor! { z[i, j] = x2[i, p] * packed2[p, j]; });
+    println!(
+        "seed's parts: b permuted by a statement {:.1} µs ({:.0} GB/s), the GEMM on that layout {:.1} µs, the statement {:.1} µs, the direct GEMM {:.1} µs",
+        copy * 1e6,
+        2.0 * 4.0 * (k * l * m) as f64 / copy / 1e9,
+        packed_gemm * 1e6,
+        seed * 1e6,
+        gemm * 1e6
     );
 
     // Batched: 256 products of 256³ f32.

@@ -358,6 +358,44 @@ fn tensors_of_two_simulators_in_one_statement_are_refused() {
 
 /// Permuted and sliced device tensors (no copies) as operands and targets, in loop-nest and
 /// GEMM steps, equal the same views on the host.
+/// Point-wise statements take four points a thread (their reads first): lengths with and
+/// without a tail past those groups, a target that reads itself, each writing mode, and a
+/// transposed target, equal the host's.
+#[test]
+fn point_wise_statements_four_points_a_thread_with_a_tail() {
+    let device = CudaDevice::simulator();
+    for len in [1, 7, 1023, 1024, 4096, 4 * 1024 + 13, 9 * 1024 + 1000] {
+        let x = data::<f64>(&[len], 1);
+        let y = data::<f64>(&[len], 2);
+        let mut z = data::<f64>(&[len], 3);
+        let (dx, dy) = (
+            CudaTensor::from_host(&device, &x).unwrap(),
+            CudaTensor::from_host(&device, &y).unwrap(),
+        );
+        let mut dz = CudaTensor::from_host(&device, &z).unwrap();
+        let w = 0.5;
+        tensor! {
+            z[i] = 2 * z[i] + exp(y[i]) * x[i];
+            z[i] += x[i] - z[i] / 4;
+            z[i] = {w} * z[i] + y[i];
+            let r[i] = sin(z[i]) * x[i];
+        }
+        tensor! {
+            dz[i] = 2 * dz[i] + exp(dy[i]) * dx[i];
+            dz[i] += dx[i] - dz[i] / 4;
+            dz[i] = {w} * dz[i] + dy[i];
+            let dr[i] = sin(dz[i]) * dx[i];
+        }
+        assert_close(&z, &dz);
+        assert_close(&r, &dr);
+    }
+    let s = data::<f64>(&[37, 301], 4);
+    let ds = CudaTensor::from_host(&device, &s).unwrap();
+    tensor! { let t[j, i] = s[i, j] * 3; }
+    tensor! { let dt[j, i] = ds[i, j] * 3; }
+    assert_close(&t, &dt);
+}
+
 #[test]
 // `z` (extent 1) is summed over `b_s` alone on purpose: that warning is silenced.
 #[allow(deprecated)]

@@ -214,7 +214,9 @@ impl CudaDevice {
         let lens = (step.operands().iter().zip(layouts))
             .filter(|(_, layout)| layout.is_some())
             .map(|(operand, _)| elements_over(step.extents(), operand.uses));
-        let (buffers, starts) = self.temporaries::<T>(lens)?;
+        // Each copy writes its whole temporary: a layout of `packed_layouts` is row-major over
+        // the operand's loops, and the copy's target loops are exactly those loops.
+        let (buffers, starts) = self.temporaries::<T>(lens, true)?;
         let mut starts = starts.into_iter();
         let mut operands = *step.operands();
         let mut copies = Vec::new();
@@ -249,12 +251,15 @@ impl CudaDevice {
         Ok(true)
     }
 
-    /// Zeroed buffers of these lengths in this device's memory (on the simulator, the host's),
-    /// with each one's start and length; they live as long as the first value.
+    /// Buffers of these lengths in this device's memory (on the simulator, the host's), with
+    /// each one's start and length; they live as long as the first value. Zeroed, unless
+    /// `written` (every element is written before any is read): then a GPU's are left as the
+    /// allocator hands them out, which saves a pass over them (a tenth of the copy's time).
     #[allow(clippy::type_complexity)]
     fn temporaries<T: Element>(
         &self,
         lens: impl IntoIterator<Item = usize>,
+        written: bool,
     ) -> Result<(Temporaries<T>, Vec<(*mut T, usize)>), CudaError> {
         Ok(match &self.inner.kind {
             DeviceKind::Simulator(_) => {
@@ -265,7 +270,15 @@ impl CudaDevice {
             DeviceKind::Gpu(gpu) => {
                 let buffers = lens
                     .into_iter()
-                    .map(|len| gpu.stream.alloc_zeros::<DeviceOf<T>>(len.max(1)))
+                    .map(|len| match written {
+                        // SAFETY: `alloc` is unsafe because the buffer's bytes are whatever the
+                        // allocator left there. They never reach the host as `T` unwritten: a
+                        // `written` temporary is filled by a copy module before a cuBLAS call
+                        // reads it, and it is freed without being read back. (Any bits are a
+                        // valid `DeviceOf<T>` besides: floats, integers, or pairs of floats.)
+                        true => unsafe { gpu.stream.alloc::<DeviceOf<T>>(len.max(1)) },
+                        false => gpu.stream.alloc_zeros::<DeviceOf<T>>(len.max(1)),
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 let starts = buffers
                     .iter()
@@ -317,7 +330,7 @@ impl CudaDevice {
         // The temporaries, alive until the calls have run (on a GPU, freed in stream order
         // after them).
         let (buffers, starts) =
-            self.temporaries::<T>(pairing.temporaries.iter().map(|&(len, _)| len))?;
+            self.temporaries::<T>(pairing.temporaries.iter().map(|&(len, _)| len), false)?;
         let pairs = pairing.steps(&step, &starts, memory);
         let Some(calls) = (pairs.iter().zip(pairing.conj(conj)))
             .map(|(pair, conj)| cublas::calls(pair, conj))

@@ -232,16 +232,21 @@ pub(crate) fn plan<T, const L: usize, const N: usize>(
             grid: outputs.min(MAX_GRID) as u32,
         }
     } else {
+        // A point-wise step's threads take four points each, their reads together
+        // (`emit::cuda`'s `tdsl_point`); a summing one's a point at a time.
+        let per_thread = if L == step.n_out() { 4 } else { 1 };
         Launch::Map {
-            grid: outputs.div_ceil(BLOCK as usize).clamp(1, MAX_GRID) as u32,
+            grid: outputs
+                .div_ceil(per_thread * BLOCK as usize)
+                .clamp(1, MAX_GRID) as u32,
             block: BLOCK,
         }
     };
-    // Every offset and loop counter must fit: the largest is below the points plus a grid's
-    // worth of threads, or an operand's reach.
+    // Every offset and loop counter must fit: the largest is below the points plus four
+    // grids' worth of threads (a thread looks four grid strides ahead), or an operand's reach.
     let limit = i32::MAX as usize / 2;
     let points_fit =
-        outputs.saturating_mul(summed.max(1)) < limit && MAX_GRID * (BLOCK as usize) < limit;
+        outputs.saturating_mul(summed.max(1)) < limit && 4 * MAX_GRID * (BLOCK as usize) < limit;
     // Offsets are taken from each access's first element (`base`), which the step proved.
     let offsets_fit = |access: &Bound<'_, T, L>| match access.reach(step.extents(), u64::MAX) {
         Some((low, high)) => {
