@@ -420,3 +420,33 @@ permuted_copies_are_exact!(permuted_copies_of_c32_are_exact, tensor_dsl::c32, |n
 permuted_copies_are_exact!(permuted_copies_of_c64_are_exact, tensor_dsl::c64, |n| {
     tensor_dsl::c64::new(n as f64 + 0.5, -(n as f64))
 });
+
+/// Transposes past the size from which copies stream their stores around the caches (8 MiB
+/// of target), with rows that are not a whole number of cache lines apart (odd extents, and a
+/// view whose rows start off the lines): every element lands where a naive copy puts it, and
+/// nothing outside the view changes.
+#[test]
+fn transposes_past_the_streaming_size_with_rows_off_the_cache_lines() {
+    // 3001 × 701 f32 and 1501 × 701 f64: just past 8 MiB each.
+    let s = Tensor::<f32>::from_fn([3001, 701], |ix| (ix[0] * 701 + ix[1]) as f32);
+    let mut t = Tensor::<f32>::zeros([701, 3001]);
+    tensor! { t[j, i] = s[i, j]; }
+    assert!(t == Tensor::from_fn([701, 3001], |ix| s[[ix[1], ix[0]]]));
+
+    let s = Tensor::<f64>::from_fn([701, 1501], |ix| (ix[0] * 1501 + ix[1]) as f64 - 0.5);
+    let mut wide = Tensor::<f64>::from_fn([1501, 709], |ix| -((ix[0] + ix[1]) as f64));
+    let before = wide.clone();
+    {
+        // Rows 709 elements apart, the view three in.
+        let view = wide.view_mut().slice_axis(1, 3..704);
+        tensor! { view[j, i] = s[i, j]; }
+    }
+    let expected = Tensor::from_fn([1501, 709], |ix| {
+        if (3..704).contains(&ix[1]) {
+            s[[ix[1] - 3, ix[0]]]
+        } else {
+            before[[ix[0], ix[1]]]
+        }
+    });
+    assert!(wide == expected);
+}

@@ -127,6 +127,18 @@ impl<T: Element> Panels<'_, T> {
                 // summed, so C's stores drain while the kernel runs.
                 for first_row in (0..height).step_by(KERNEL_ROWS) {
                     let rows = (height - first_row).min(KERNEL_ROWS);
+                    let c_rows = &self.row_offsets[1][start + first_row..][..rows];
+                    // The tile's lines of C asked for (to be written) while the kernel sums
+                    // it, so its stores find them in cache (TCCG `abcdef-dega-gfbc`, whose C
+                    // is 12 MB written once in runs of 12: one thread 6.66–6.72 → 6.46–6.55
+                    // ms, two 3.57 → 3.45, alternated in one process, min of 50).
+                    for &row in c_rows {
+                        for &(_, length, offset) in runs {
+                            let first = self.c.wrapping_offset(row + offset);
+                            prefetch_for_writing(first);
+                            prefetch_for_writing(first.wrapping_add(length - 1));
+                        }
+                    }
                     // SAFETY: A is rows `first_row..` of the packed block (`height × inner`,
                     // column-major), B the panel (`inner × columns`, rows `width` apart), C the
                     // tile (`rows × columns`, rows `width` apart): all this function's own
@@ -144,7 +156,6 @@ impl<T: Element> Panels<'_, T> {
                             self.conj,
                         )
                     };
-                    let c_rows = &self.row_offsets[1][start + first_row..][..rows];
                     // SAFETY: the step proved every offset of the target over its loops
                     // inside its buffer, and a row's and a column's offsets are such sums; no
                     // other part writes these rows (disjoint blocks); the tile is this
@@ -374,6 +385,21 @@ pub(super) fn contract<T: Element, const L: usize>(
             work.run(0..rows);
         }
     }
+}
+
+/// Asks for the cache line holding `at` to be loaded for writing: a hint, which reads nothing
+/// and never faults, so any address may be named.
+#[inline(always)]
+fn prefetch_for_writing<T>(at: *const T) {
+    // SAFETY: `prefetchw` (the hint's instruction, or a plain prefetch where the CPU lacks
+    // it) loads no value and faults on no address; older compilers declare it unsafe.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(at.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 #[cfg(test)]

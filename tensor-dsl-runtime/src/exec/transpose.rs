@@ -334,6 +334,90 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     true
 }
 
+/// Copies a tile as [`transpose_tile`] says, every whole cache line of every target row
+/// written by one non-temporal store, where the target's rows are not a whole number of lines
+/// apart (so each row's lines start at another column, and [`stream_tile`], which streams
+/// blocks of rows that start at one column, streams none). The tile goes a line's worth of
+/// columns at a time, in blocks transposed in registers: each row's vector is joined to the
+/// row's vector of the block before (kept in `staging`, a line a row) into the row's line
+/// that ends in this block, which is streamed; each row's columns before its first line
+/// boundary and after its last whole line in the blocks are stored the cached way, by masked
+/// stores. The rows and columns past the last whole blocks (fewer than a line's worth of
+/// each) go to `transpose_tile`.
+/// Returns `false`, having touched nothing, where this CPU streams no whole lines of `T`
+/// (`streams_by_lines`: AVX-512, four- or eight-byte elements), the target is not aligned to
+/// `T`, `staging` is not on a line or shorter than a line a row, or the rows are shorter
+/// than a line.
+///
+/// # Safety
+/// As [`transpose_tile`], and `T` must have no padding bytes (as no element type has).
+/// `staging` must not overlap either tile. This thread must call [`fence`] before it reads or
+/// writes the target's elements again or lets another thread see them.
+pub(crate) unsafe fn stream_off_lines<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+    staging: &mut [T],
+) -> bool {
+    let (size, per_line) = (size_of::<T>(), LINE / size_of::<T>().max(1));
+    let (whole_rows, blocks) = (rows / per_line * per_line, columns / per_line);
+    if !streams_by_lines::<T>()
+        || avx_only()
+        || !(target as usize).is_multiple_of(size)
+        || !(staging.as_ptr() as usize).is_multiple_of(LINE)
+        || staging.len() < whole_rows * per_line
+        || blocks == 0
+    {
+        return false;
+    }
+    // SAFETY: the kernel's rows and columns are the tile's first, whole blocks of a line's
+    // side (`streams_by_lines`: AVX-512, and a line is a block's side; at least one block of
+    // columns, checked); the staging holds a line per row (checked) on a line boundary, and
+    // overlaps neither tile. The rows and columns past the whole blocks are sub-tiles,
+    // moved the cached way.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let kernel = if size == 4 {
+                avx512::stream_off_lines_4
+            } else {
+                avx512::stream_off_lines_8
+            };
+            kernel(
+                source.cast(),
+                source_stride,
+                target.cast(),
+                target_stride,
+                [whole_rows, blocks * per_line],
+                staging.as_mut_ptr().cast(),
+            );
+        }
+        // The rows past the whole blocks, and the columns past them in the others.
+        let rest = [
+            ([whole_rows, 0], [rows - whole_rows, columns]),
+            (
+                [0, blocks * per_line],
+                [whole_rows, columns - blocks * per_line],
+            ),
+        ];
+        for ([row, column], shape) in rest {
+            if shape.contains(&0) {
+                continue;
+            }
+            transpose_tile(
+                source.wrapping_offset(row as isize + column as isize * source_stride),
+                source_stride,
+                target.wrapping_offset(row as isize * target_stride + column as isize),
+                target_stride,
+                shape,
+            );
+        }
+    }
+    true
+}
+
 /// Whether rows `stride` elements of `T` apart are a whole number of cache lines apart (and
 /// not the same row), so each row's lines start at the same column.
 pub(crate) fn lines_apart<T>(stride: isize) -> bool {
@@ -660,6 +744,86 @@ macro_rules! stream_blocks {
     };
 }
 
+/// Generates a function like `stream_blocks!`'s for target rows that are not a whole number
+/// of cache lines apart (see `stream_off_lines`): each block's row vectors joined to the ones
+/// before (kept in `staging`, a line a row) by `$permute` into the row's line that ends in the
+/// block, streamed by `$stream`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! stream_off_lines_blocks {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $t:ty, $side:literal, $rows:ident, $load:ident, $store:ident,
+        $permute:ident, $index:ident, $stream:ident, $mask_store:ident, $mask:ty
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As `transpose_tile`, for the blocks' elements, with `rows` and `columns` multiples
+        /// of the side, `columns` not 0; `staging` holds `rows` lines on line boundaries,
+        /// overlapping neither tile; the CPU must have AVX-512 F; the caller fences as
+        /// `stream_tile` says.
+        #[target_feature(enable = "avx512f")]
+        pub(super) unsafe fn $name(
+            source: *const u8,
+            source_stride: isize,
+            target: *mut u8,
+            target_stride: isize,
+            [rows, columns]: [usize; 2],
+            staging: *mut u8,
+        ) {
+            let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+            let staging = staging.cast::<$t>();
+            let size = std::mem::size_of::<$t>();
+            for column in (0..columns).step_by($side) {
+                for row in (0..rows).step_by($side) {
+                    let base =
+                        source.wrapping_offset(row as isize + column as isize * source_stride);
+                    // SAFETY: the block's runs down source columns `column..column + side`
+                    // from row `row` on are the tile's, which the caller vouches for; a row's
+                    // staged line is the staging's line `row + r`, on a boundary. The line
+                    // streamed starts on a line boundary (the row's first is `lead` bytes
+                    // in, and `column · size` is a whole number of lines), not before the
+                    // row (checked), and ends in this block's columns: the tile's. The
+                    // masked stores write the block's lanes before the row's first boundary
+                    // (the first block) or after its last whole line (the last), the tile's.
+                    unsafe {
+                        let rows_out = $rows!(base, source_stride);
+                        for (r, value) in rows_out.into_iter().enumerate() {
+                            let staged = staging.add((row + r) * $side);
+                            let at = target.offset((row + r) as isize * target_stride);
+                            let lead = (LINE - at as usize % LINE) % LINE / size;
+                            let from = if lead == 0 { $side } else { lead };
+                            // The row's line that ends in this block (from its vector's
+                            // lanes before `from` and the block before's after), on a line
+                            // boundary.
+                            let line = $permute($load(staged), $index(from), value);
+                            let start = at.wrapping_add(column + from).wrapping_sub($side);
+                            if column + from >= $side {
+                                $stream(start, line);
+                            } else {
+                                // The first block, whose line starts before the row: its
+                                // last `lead` lanes, the row's columns before its first line
+                                // boundary, the cached way (one line: a store across two
+                                // would take in the streamed one too).
+                                let before = !(((1u32 << ($side - lead)) - 1) as $mask);
+                                $mask_store(start, before, line);
+                            }
+                            if column + $side == columns && from < $side {
+                                // The last block's lanes from `from` on, the row's columns
+                                // after its last whole line, into that line.
+                                let rest = $permute(value, $index(from), value);
+                                let after = ((1u32 << ($side - from)) - 1) as $mask;
+                                $mask_store(at.add(column + from), after, rest);
+                            }
+                            $store(staged, value);
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
 /// Generates a function copying a run with non-temporal stores only: `$width`-byte vectors
 /// between the target's first and last `$width`-byte boundaries, `movnti` element stores
 /// outside them (see `avx::stream`).
@@ -917,6 +1081,7 @@ mod avx {
 /// Kernels in AVX-512 registers: one block is a cache line of each of its target rows.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
+    use super::LINE;
     use std::arch::x86_64::*;
 
     /// The sixteen rows of the 16 × 16 block of `f32`s whose columns start at `base`, `stride`
@@ -1028,6 +1193,44 @@ mod avx512 {
     stream_vectors!(
         /// As `avx::stream`, in 64-byte vectors: one store per cache line.
         stream, "avx512f", 64, _mm512_loadu_ps, _mm512_stream_ps
+    );
+
+    /// Lanes `from..from + 16` of two vectors of `f32`s laid end to end, as indices.
+    #[inline(always)]
+    fn sixteen_from(from: usize) -> __m512i {
+        // SAFETY: AVX-512 F, which the callers are compiled for (`stream_off_lines_4`).
+        unsafe {
+            _mm512_add_epi32(
+                _mm512_set1_epi32(from as i32),
+                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            )
+        }
+    }
+
+    /// Lanes `from..from + 8` of two vectors of `f64`s laid end to end, as indices.
+    #[inline(always)]
+    fn eight_from(from: usize) -> __m512i {
+        // SAFETY: AVX-512 F, which the callers are compiled for (`stream_off_lines_8`).
+        unsafe {
+            _mm512_add_epi64(
+                _mm512_set1_epi64(from as i64),
+                _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+            )
+        }
+    }
+
+    stream_off_lines_blocks!(
+        /// As `stream_blocks_4`, for target rows not a whole number of lines apart.
+        stream_off_lines_4, f32, 16, rows_of_16x16, _mm512_load_ps, _mm512_store_ps,
+        _mm512_permutex2var_ps, sixteen_from, _mm512_stream_ps, _mm512_mask_storeu_ps,
+        __mmask16
+    );
+
+    stream_off_lines_blocks!(
+        /// As `stream_blocks_8`, for target rows not a whole number of lines apart.
+        stream_off_lines_8, f64, 8, rows_of_8x8_pd, _mm512_load_pd, _mm512_store_pd,
+        _mm512_permutex2var_pd, eight_from, _mm512_stream_pd, _mm512_mask_storeu_pd,
+        __mmask8
     );
 
     stream_blocks!(
