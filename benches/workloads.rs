@@ -517,6 +517,8 @@ fn permutation(c: &mut Criterion) {
 /// into existing memory: no allocation or first-touch page faults in either, so the ratio is
 /// the permutation's own cost against the machine's copy bandwidth.
 fn into_existing_memory(c: &mut Criterion) {
+    // The third: odd extents, so the target's rows are not a whole number of cache lines
+    // apart (3000 `f32`s, 187.5 lines).
     for (name, shape) in [
         (
             "permutation kji = ijk, 256³, into existing memory",
@@ -526,17 +528,23 @@ fn into_existing_memory(c: &mut Criterion) {
             "permutation zxwy = xyzw, 48⁴, into existing memory",
             vec![48; 4],
         ),
+        (
+            "permutation ji = ij, 3000 × 3001, into existing memory",
+            vec![3000, 3001],
+        ),
     ] {
         let a = data(&shape, 0);
-        let mut t = Tensor::<f32>::zeros(shape.clone());
+        let target_shape: Vec<usize> = match shape.len() {
+            2 => vec![shape[1], shape[0]],
+            _ => shape.clone(),
+        };
+        let mut t = Tensor::<f32>::zeros(target_shape);
         let mut copy = vec![0.0f32; a.len()];
         let mut g = group(c, name, Throughput::Bytes(2 * 4 * a.len() as u64));
-        g.bench_function("tensor!", |bench| {
-            if shape.len() == 3 {
-                bench.iter(|| tensor! { t[k, j, i] = a[i, j, k]; })
-            } else {
-                bench.iter(|| tensor! { t[z, x, w, y] = a[x, y, z, w]; })
-            }
+        g.bench_function("tensor!", |bench| match shape.len() {
+            2 => bench.iter(|| tensor! { t[j, i] = a[i, j]; }),
+            3 => bench.iter(|| tensor! { t[k, j, i] = a[i, j, k]; }),
+            _ => bench.iter(|| tensor! { t[z, x, w, y] = a[x, y, z, w]; }),
         });
         g.bench_function("copy_from_slice (same bytes, no permutation)", |bench| {
             bench.iter(|| copy.copy_from_slice(a.as_slice()))
