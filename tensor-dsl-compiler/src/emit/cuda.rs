@@ -5,8 +5,9 @@
 //! launch that `Step::new` proves for a host loop nest, and one text serves every layout.
 //!
 //! Entry points (each in a 32-bit and a 64-bit index variant, `_i32` / `_i64`):
-//! * `tdsl_map`: one thread per target element (grid-stride), summing sequentially if the step
-//!   sums; the only entry of a point-wise step.
+//! * `tdsl_map`: grid-stride over the target's elements, summing sequentially if the step
+//!   sums; the only entry of a point-wise step, whose threads take four points each (their
+//!   reads before their writes, `tdsl_point`), then one at a time.
 //! * `tdsl_rows`: one block per target element, its threads splitting the sum and adding up
 //!   in shared memory; for steps with long sums.
 //! * `tdsl_partial` then `tdsl_finish`: the two passes of a scalar result (no target loops):
@@ -497,7 +498,7 @@ impl Writer<'_> {
         );
         let targets: Vec<usize> = (0..shape.target_loops).collect();
         let summed: Vec<usize> = (shape.target_loops..shape.loops).collect();
-        // Thread per target element.
+        // A target element's value, summed in order where the step sums.
         let sum = |depth: usize| {
             let pad = "    ".repeat(depth);
             if summed.is_empty() {

@@ -15,7 +15,8 @@ use super::launch::BLOCK;
 /// size serves every type of that size, and the arguments' layout (pointers, then 64-bit
 /// integers, then α, β and a scalar slot in the element's parts) is the generated modules'.
 ///
-/// Two entries. `tdsl_map` is a thread per target element. `tdsl_tiles` (what a launch picks,
+/// Two entries. `tdsl_map` is grid-stride over the target's elements, four a thread (their
+/// reads first) and then one at a time. `tdsl_tiles` (what a launch picks,
 /// [`super::launch::Launch::Tiles`]) moves 32 × 32 tiles through shared memory: a warp reads
 /// 32 consecutive points of the loop along which the operand steps least, and writes 32 of the
 /// loop along which the target steps by one, so both sides are coalesced where a thread per

@@ -127,7 +127,8 @@ impl<'s, T: Element, const L: usize, const N: usize> Args<'s, T, L, N> {
 pub(crate) enum Launch {
     /// Nothing to write (an empty target).
     Nothing,
-    /// `tdsl_map`: a thread per target element.
+    /// `tdsl_map`: grid-stride over the target's elements (four a thread for a point-wise
+    /// step).
     Map { grid: u32, block: u32 },
     /// `tdsl_rows`: a block per target element.
     Rows { grid: u32 },

@@ -1233,7 +1233,7 @@ fn streamed_tile<T>(stream: bool, [rows, columns]: [usize; 2]) -> [usize; 2] {
 /// stored the cached way, each target line read in before it is overwritten (`t[j, i] = s[i,
 /// j]` over 3000² `f32`, one thread: 0.26–0.43× a copy, against 1.0× at 3072²). A strip of
 /// these rows, each whole, goes to `stream_off_lines` instead, which streams every whole
-/// line of every row: [`OFF_LINES_ROWS`] rows at most, its staging (the tile buffer) a line
+/// line of every row inside its blocks: [`OFF_LINES_ROWS`] rows at most, its staging (the tile buffer) a line
 /// each.
 fn off_lines_rows<T>(
     stream: bool,
@@ -2777,7 +2777,8 @@ mod tests {
     /// before each row's first line boundary and after its last whole line), every element
     /// matches the source, and no element outside the view changes.
     fn check_streamed_transpose<T: Element + std::fmt::Debug>(value: fn(usize) -> T) {
-        // (1030, 70): one strip off the lines; (2100, 40): more rows than a strip.
+        // (1030, 70): one strip off the lines; (2100, 42): more rows than a strip (rows of 58
+        // elements: off the lines for four- and eight-byte elements alike).
         const { assert!(1030 >= OFF_LINES_FROM && 1030 < OFF_LINES_ROWS && 2100 > OFF_LINES_ROWS) };
         let shapes = [
             (9, 16),
@@ -2786,7 +2787,7 @@ mod tests {
             (130, 64),
             (600, 520),
             (1030, 70),
-            (2100, 40),
+            (2100, 42),
         ];
         for (rows, columns) in shapes {
             let a = Tensor::<T>::from_fn([columns, rows], |ix| value(ix[0] * rows + ix[1]));

@@ -391,8 +391,8 @@ pub(super) fn contract<T: Element, const L: usize>(
 /// and never faults, so any address may be named.
 #[inline(always)]
 fn prefetch_for_writing<T>(at: *const T) {
-    // SAFETY: `prefetchw` (the hint's instruction, or a plain prefetch where the CPU lacks
-    // it) loads no value and faults on no address; older compilers declare it unsafe.
+    // SAFETY: a prefetch (`prefetchw` where the build's target features have it, else a
+    // plain one) loads no value and faults on no address; older compilers declare it unsafe.
     #[cfg(target_arch = "x86_64")]
     #[allow(unused_unsafe)]
     unsafe {

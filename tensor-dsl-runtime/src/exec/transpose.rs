@@ -1,10 +1,12 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the
 //! target, in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16
 //! blocks of four-byte elements and 8 × 8 of eight-byte ones, one cache line of each target
-//! row; AVX's 8 × 8 and 4 × 4; the edges in the narrower kernels down to SSE's 4 × 4 and
-//! 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their target rows'
-//! lines ahead of their stores, for a target larger than the caches with its whole lines
-//! streamed around them (`stream_tile`); a run of a copy, contiguous on both sides → the
+//! row; AVX's 8 × 8 and 4 × 4; the edges, with AVX-512, in blocks cut short by masked loads
+//! and stores, else in the narrower kernels down to SSE's 4 × 4 and 2 × 2, then element by
+//! element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their
+//! stores, for a target larger than the caches with its whole lines streamed around them
+//! (`stream_tile`, or `stream_off_lines` where the rows are not whole lines apart); a run of
+//! a copy, contiguous on both sides → the
 //! target, around the caches (`stream_run`). Invariant: elements are moved as bytes, never
 //! computed on, so every element type of those sizes is
 //! copied exactly, and every element named is read once and written once.
@@ -410,6 +412,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
 }
 
 /// Copies a tile as [`transpose_tile`] says, every whole cache line of every target row
+/// inside the kernel's blocks (all but the rows and columns past its last whole blocks)
 /// written by one non-temporal store, where the target's rows are not a whole number of lines
 /// apart (so each row's lines start at another column, and [`stream_tile`], which streams
 /// blocks of rows that start at one column, streams none). The tile goes a line's worth of
@@ -629,7 +632,8 @@ pub(crate) fn transposes<T>() -> bool {
 }
 
 /// The kernels for one element size: whole blocks in the widest registers the CPU has, then
-/// smaller ones for a tile's edges, down to SSE's.
+/// for a tile's edges either the same blocks cut short (`edges`, AVX-512) or smaller ones,
+/// down to SSE's.
 #[derive(Clone, Copy)]
 struct Kernel {
     /// Each kernel with the side of its blocks, widest first (with `edges`, only the first).
@@ -858,7 +862,7 @@ macro_rules! stream_off_lines_blocks {
                     // SAFETY: the block's runs down source columns `column..column + side`
                     // from row `row` on are the tile's, which the caller vouches for; a row's
                     // staged line is the staging's line `row + r`, on a boundary. The line
-                    // streamed starts on a line boundary (the row's first is `lead` bytes
+                    // streamed starts on a line boundary (the row's first is `lead` elements
                     // in, and `column · size` is a whole number of lines), not before the
                     // row (checked), and ends in this block's columns: the tile's. The
                     // masked stores write the block's lanes before the row's first boundary
@@ -1342,27 +1346,23 @@ mod avx512 {
     );
 
     /// Lanes `from..from + 16` of two vectors of `f32`s laid end to end, as indices.
-    #[inline(always)]
+    #[inline]
+    #[target_feature(enable = "avx512f")]
     fn sixteen_from(from: usize) -> __m512i {
-        // SAFETY: AVX-512 F, which the callers are compiled for (`stream_off_lines_4`).
-        unsafe {
-            _mm512_add_epi32(
-                _mm512_set1_epi32(from as i32),
-                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-            )
-        }
+        _mm512_add_epi32(
+            _mm512_set1_epi32(from as i32),
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        )
     }
 
     /// Lanes `from..from + 8` of two vectors of `f64`s laid end to end, as indices.
-    #[inline(always)]
+    #[inline]
+    #[target_feature(enable = "avx512f")]
     fn eight_from(from: usize) -> __m512i {
-        // SAFETY: AVX-512 F, which the callers are compiled for (`stream_off_lines_8`).
-        unsafe {
-            _mm512_add_epi64(
-                _mm512_set1_epi64(from as i64),
-                _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
-            )
-        }
+        _mm512_add_epi64(
+            _mm512_set1_epi64(from as i64),
+            _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+        )
     }
 
     stream_off_lines_blocks!(
