@@ -450,3 +450,36 @@ fn transposes_past_the_streaming_size_with_rows_off_the_cache_lines() {
     });
     assert!(wide == expected);
 }
+
+/// Permutations whose step-by-one axes are short and differ between the two sides (a
+/// reversal of five small axes, `c[k, j, i] = a[i, j, k]` with `i` two long, a reversed
+/// source view), copied in tiles of joined axes: every element lands where a naive copy puts
+/// it, at odd extents, past the threads' split and past the streaming size.
+#[test]
+fn permutations_of_short_axes_match_a_naive_copy() {
+    let s = Tensor::<f32>::from_fn([7, 13, 5, 9, 6], |ix| {
+        ix.iter().fold(0, |n, &i| n * 16 + i) as f32
+    });
+    let mut t = Tensor::<f32>::zeros([6, 9, 5, 13, 7]);
+    tensor! { t[e, d, c, b, a] = s[a, b, c, d, e]; }
+    assert!(
+        t == Tensor::from_fn([6, 9, 5, 13, 7], |ix| s
+            [[ix[4], ix[3], ix[2], ix[1], ix[0]]])
+    );
+
+    // 2 × 1100 × 1000 f32: past 8 MiB, streamed; the source read through a reversed view.
+    let s = Tensor::<f32>::from_fn([2, 1100, 1000], |ix| {
+        (ix[0] * 1_100_000 + ix[1] * 1000 + ix[2]) as f32
+    });
+    let reversed = s.view().slice_axis_step(1, 0..1100, -1);
+    let mut t = Tensor::<f32>::zeros([1000, 1100, 2]);
+    tensor! { t[k, j, i] = reversed[i, j, k]; }
+    assert!(t == Tensor::from_fn([1000, 1100, 2], |ix| s[[ix[2], 1099 - ix[1], ix[0]]]));
+
+    let s = Tensor::<f64>::from_fn([24, 24, 24, 24], |ix| {
+        ix.iter().fold(0, |n, &i| n * 32 + i) as f64
+    });
+    let mut t = Tensor::<f64>::zeros([24, 24, 24, 24]);
+    tensor! { t[a, c, d, b] = s[a, b, c, d]; }
+    assert!(t == Tensor::from_fn([24, 24, 24, 24], |ix| s[[ix[0], ix[3], ix[1], ix[2]]]));
+}

@@ -9,6 +9,7 @@ use crate::element::Element;
 use crate::operand::access::{stored_offset, stored_read, Mode};
 use crate::tensor::memory::{LINE, PAGE};
 
+use super::grouped::copy_grouped;
 use super::parallel::{for_each_part, map_parts};
 use super::runs::copy_runs;
 use super::scratch::Scratch;
@@ -266,6 +267,21 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
             )
         };
         if copied {
+            return;
+        }
+        // Short step-by-one loops, differing between the two sides, joined with the loops
+        // that continue them into tiles of whole lines.
+        // SAFETY: as above.
+        let grouped = unsafe {
+            copy_grouped(
+                (source.data.wrapping_offset(source.base), &source_strides),
+                (target_data.wrapping_offset(target_base), &target_strides),
+                &extents,
+                threads,
+                stream,
+            )
+        };
+        if grouped {
             return;
         }
     }

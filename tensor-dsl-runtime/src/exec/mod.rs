@@ -32,6 +32,7 @@ macro_rules! in_few_loops {
 
 pub(crate) mod backend;
 pub(crate) mod gemm;
+mod grouped;
 pub(crate) mod loop_nest;
 #[cfg(feature = "matrix")]
 pub(crate) mod matrix;
@@ -63,6 +64,20 @@ pub(crate) fn address_range<T>(
         high = high.saturating_add(reach.max(0));
     }
     (low, high.saturating_add(size_of::<T>() as isize))
+}
+
+/// Whether the elements `extents` and the strides address from the two bases could share an
+/// address: their ranges, lowest to highest, meet.
+pub(crate) fn meet<T, const L: usize>(
+    (source, source_strides): (*const T, &[isize; L]),
+    (target, target_strides): (*mut T, &[isize; L]),
+    extents: &[usize; L],
+) -> bool {
+    let (first, second) = (
+        address_range(source, source_strides, extents),
+        address_range(target.cast_const(), target_strides, extents),
+    );
+    first.0 < second.1 && second.0 < first.1
 }
 
 /// Sorts a step's loop numbers by `key`, stably. A step has a few loops, so an insertion sort;

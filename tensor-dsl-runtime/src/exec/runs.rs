@@ -6,7 +6,7 @@
 
 use super::parallel::for_each_part;
 use super::transpose::{prefetch_run, transpose_tile};
-use super::{address_range, sort_loops};
+use super::{meet, sort_loops};
 use crate::tensor::memory::LINE;
 
 /// The longest run moved as one element.
@@ -99,20 +99,6 @@ pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
         }
     }
     true
-}
-
-/// Whether the elements `extents` and the strides address from the two bases could share an
-/// address: their ranges, lowest to highest, meet.
-fn meet<T, const L: usize>(
-    (source, source_strides): (*const T, &[isize; L]),
-    (target, target_strides): (*mut T, &[isize; L]),
-    extents: &[usize; L],
-) -> bool {
-    let (first, second) = (
-        address_range(source, source_strides, extents),
-        address_range(target.cast_const(), target_strides, extents),
-    );
-    first.0 < second.1 && second.0 < first.1
 }
 
 /// One loop over runs: its extent, and its strides in runs.

@@ -5,7 +5,9 @@
 //! and stores, else in the narrower kernels down to SSE's 4 × 4 and 2 × 2, then element by
 //! element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their
 //! stores, for a target larger than the caches with its whole lines streamed around them
-//! (`stream_tile`, or `stream_off_lines` where the rows are not whole lines apart); a run of
+//! (`stream_tile`, or `stream_off_lines` where the rows are not whole lines apart); a tile
+//! whose rows and columns are groups of loops, each row and column at its own offset
+//! (`transpose_grouped`, AVX-512); a run of
 //! a copy, contiguous on both sides → the
 //! target, around the caches (`stream_run`). Invariant: elements are moved as bytes, never
 //! computed on, so every element type of those sizes is
@@ -631,6 +633,41 @@ pub(crate) fn transposes<T>() -> bool {
     kernel::<T>().is_some()
 }
 
+/// Whether [`transpose_grouped`] has a kernel for elements of `T`'s size on this CPU.
+pub(crate) fn transposes_grouped<T>() -> bool {
+    kernel::<T>().is_some_and(|kernel| kernel.grouped.is_some())
+}
+
+/// Copies a tile whose rows and columns are groups of loops: element `(q, p)`, for `p <
+/// columns_at.len()` and `q < rows_at.len()`, from `source + columns_at[p] + q` to `target +
+/// rows_at[q] + p` (the source contiguous down each column, the target along each row, the
+/// rest anywhere), in blocks of one cache line by one (16 × 16 four-byte elements, 8 × 8
+/// eight-byte ones) cut short by masks at the edges, columns of blocks outermost so each
+/// block reads on down the last one's source columns. Where `stream`, each block's rows that
+/// are a whole target line on a line boundary are written by non-temporal stores (no other
+/// store touches such a line), unfenced, like [`stream_run`]. Returns `false`, having
+/// touched nothing, where no kernel fits (another element size, or no AVX-512).
+///
+/// # Safety
+/// Every source element named must be valid for reads and every target element for writes,
+/// no target element may be a source element, and `T` must have no padding bytes (as no
+/// element type has). Where `stream`, this thread must call [`fence`] before it reads or
+/// writes the target's elements again or lets another thread see them.
+pub(crate) unsafe fn transpose_grouped<T: Copy>(
+    source: *const T,
+    columns_at: &[isize],
+    target: *mut T,
+    rows_at: &[isize],
+    stream: bool,
+) -> bool {
+    let Some(grouped) = kernel::<T>().and_then(|kernel| kernel.grouped) else {
+        return false;
+    };
+    // SAFETY: forwarded from the caller; the kernel was chosen for `T`'s size and this CPU.
+    unsafe { grouped(source.cast(), columns_at, target.cast(), rows_at, stream) };
+    true
+}
+
 /// The kernels for one element size: whole blocks in the widest registers the CPU has, then
 /// for a tile's edges either the same blocks cut short (`edges`, AVX-512) or smaller ones,
 /// down to SSE's.
@@ -652,7 +689,14 @@ struct Kernel {
     /// (`yq[c, d, e, f] = y[d, f, c, e]` over TCCG `abcd-aebf-dfce`'s extents, 28 × 28 tiles
     /// at 576 points, one thread, two builds in turns: 0.27–0.28 → 0.22–0.23 ms).
     edges: Option<Blocks>,
+    /// For tiles whose rows and columns are groups of loops (`transpose_grouped`), where the
+    /// CPU has AVX-512.
+    grouped: Option<Grouped>,
 }
+
+/// A kernel over a tile of loop groups, as `transpose_grouped` (bases as bytes), streaming
+/// its whole target lines where the last argument says so.
+type Grouped = unsafe fn(*const u8, &[isize], *mut u8, &[isize], bool);
 
 /// The kernels for elements of `T`'s size on this CPU, if any.
 fn kernel<T>() -> Option<Kernel> {
@@ -664,11 +708,13 @@ fn kernel<T>() -> Option<Kernel> {
                     tiers: &[(16, avx512::blocks_4)],
                     stream: (16, avx512::stream_blocks_4),
                     edges: Some(avx512::edges_4),
+                    grouped: Some(avx512::grouped_4),
                 }),
                 8 => Some(Kernel {
                     tiers: &[(8, avx512::blocks_8)],
                     stream: (8, avx512::stream_blocks_8),
                     edges: Some(avx512::edges_8),
+                    grouped: Some(avx512::grouped_8),
                 }),
                 _ => None,
             };
@@ -679,11 +725,13 @@ fn kernel<T>() -> Option<Kernel> {
                     tiers: &[(8, avx::blocks_4), (4, sse::blocks_4)],
                     stream: (8, avx::stream_blocks_4),
                     edges: None,
+                    grouped: None,
                 }),
                 8 => Some(Kernel {
                     tiers: &[(4, avx::blocks_8), (2, sse::blocks_8)],
                     stream: (4, avx::stream_blocks_8),
                     edges: None,
+                    grouped: None,
                 }),
                 _ => None,
             };
@@ -1343,6 +1391,83 @@ mod avx512 {
         /// A block of `f64`s cut short at a tile's edge.
         edges_8, f64, 8, rows_of_8x8_pd, __m512d, __mmask8, _mm512_maskz_loadu_pd,
         _mm512_setzero_pd, _mm512_mask_storeu_pd
+    );
+
+    /// Generates a `Grouped` kernel for `$t` in `$side × $side` blocks (see
+    /// `transpose_grouped`): whole blocks by unmasked loads and stores, streamed where asked
+    /// and a row's line starts on a boundary; blocks at the edges by masked ones (lanes past
+    /// the rows neither read nor faulted on, columns past the tile zero and not stored).
+    macro_rules! grouped {
+        (
+            $(#[$doc:meta])*
+            $name:ident, $t:ty, $side:literal, $rows:ident, $vector:ty, $mask:ty,
+            $loadu:ident, $mask_load:ident, $zero:ident, $storeu:ident, $stream:ident,
+            $mask_store:ident
+        ) => {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// As `transpose_grouped`; the CPU must have AVX-512 F.
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn $name(
+                source: *const u8,
+                columns_at: &[isize],
+                target: *mut u8,
+                rows_at: &[isize],
+                stream: bool,
+            ) {
+                let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+                for (block, columns) in columns_at.chunks($side).enumerate() {
+                    let (width, column) = (columns.len(), block * $side);
+                    let across = ((1u32 << width) - 1) as $mask;
+                    for (row, rows) in rows_at.chunks($side).enumerate() {
+                        let (height, row) = (rows.len(), (row * $side) as isize);
+                        let down = ((1u32 << height) - 1) as $mask;
+                        // SAFETY: column `c` of the block is `height` elements from
+                        // `source + columns_at[column + c] + row` on, row `r` is `width`
+                        // from `target + rows_at[row + r] + column` on: elements of the
+                        // tile, which the caller vouches for; masked-off lanes are neither
+                        // read nor written, nor faulted on. A streamed store's 64 bytes
+                        // start on a 64-byte boundary (checked), as streaming stores need.
+                        unsafe {
+                            let whole = width == $side && height == $side;
+                            let v: [$vector; $side] = std::array::from_fn(|c| {
+                                match columns.get(c) {
+                                    Some(&at) if whole => $loadu(source.offset(at + row)),
+                                    Some(&at) => $mask_load(down, source.offset(at + row)),
+                                    None => $zero(),
+                                }
+                            });
+                            let rows_out = $rows!(columns v);
+                            for (&at, value) in rows.iter().zip(rows_out) {
+                                let to = target.offset(at).add(column);
+                                if width < $side {
+                                    $mask_store(to, across, value);
+                                } else if stream && (to as usize).is_multiple_of(LINE) {
+                                    $stream(to, value);
+                                } else {
+                                    $storeu(to, value);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    grouped!(
+        /// A tile of loop groups of four-byte elements, in 16 × 16 blocks.
+        grouped_4, f32, 16, rows_of_16x16, __m512, __mmask16, _mm512_loadu_ps,
+        _mm512_maskz_loadu_ps, _mm512_setzero_ps, _mm512_storeu_ps, _mm512_stream_ps,
+        _mm512_mask_storeu_ps
+    );
+
+    grouped!(
+        /// A tile of loop groups of eight-byte elements, in 8 × 8 blocks.
+        grouped_8, f64, 8, rows_of_8x8_pd, __m512d, __mmask8, _mm512_loadu_pd,
+        _mm512_maskz_loadu_pd, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_stream_pd,
+        _mm512_mask_storeu_pd
     );
 
     /// Lanes `from..from + 16` of two vectors of `f32`s laid end to end, as indices.
