@@ -518,7 +518,8 @@ fn permutation(c: &mut Criterion) {
 /// the permutation's own cost against the machine's copy bandwidth.
 fn into_existing_memory(c: &mut Criterion) {
     // The third: odd extents, so the target's rows are not a whole number of cache lines
-    // apart (3000 `f32`s, 187.5 lines).
+    // apart (3000 `f32`s, 187.5 lines). The fourth: every axis short and reversed, a row of
+    // either side 96 bytes (a line and a half).
     for (name, shape) in [
         (
             "permutation kji = ijk, 256³, into existing memory",
@@ -532,6 +533,10 @@ fn into_existing_memory(c: &mut Criterion) {
             "permutation ji = ij, 3000 × 3001, into existing memory",
             vec![3000, 3001],
         ),
+        (
+            "permutation edcba = abcde, 24⁵, into existing memory",
+            vec![24; 5],
+        ),
     ] {
         let a = data(&shape, 0);
         let target_shape: Vec<usize> = match shape.len() {
@@ -544,7 +549,8 @@ fn into_existing_memory(c: &mut Criterion) {
         g.bench_function("tensor!", |bench| match shape.len() {
             2 => bench.iter(|| tensor! { t[j, i] = a[i, j]; }),
             3 => bench.iter(|| tensor! { t[k, j, i] = a[i, j, k]; }),
-            _ => bench.iter(|| tensor! { t[z, x, w, y] = a[x, y, z, w]; }),
+            4 => bench.iter(|| tensor! { t[z, x, w, y] = a[x, y, z, w]; }),
+            _ => bench.iter(|| tensor! { t[u, s, r, q, p] = a[p, q, r, s, u]; }),
         });
         g.bench_function("copy_from_slice (same bytes, no permutation)", |bench| {
             bench.iter(|| copy.copy_from_slice(a.as_slice()))
