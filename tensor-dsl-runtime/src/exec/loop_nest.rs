@@ -16,7 +16,7 @@ use super::scratch::Scratch;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
     fence, line_lead, lines_apart, prefetch_run, rows_on_lines, stream_off_lines, stream_run,
-    stream_tile, streams, streams_by_lines, transpose_tile, transposes,
+    stream_tile, streams, streams_by_lines, streams_off_lines, transpose_tile, transposes,
 };
 use super::{address_range, sort_loops};
 
@@ -264,6 +264,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
                 (target_data.wrapping_offset(target_base), &target_strides),
                 &extents,
                 threads,
+                stream,
             )
         };
         if copied {
@@ -1279,7 +1280,7 @@ fn off_lines_rows<T>(
 ) -> Option<usize> {
     let line = LINE / size_of::<T>();
     let takes = stream
-        && streams_by_lines::<T>()
+        && streams_off_lines::<T>()
         && target_strides[1] == 1
         && !lines_apart::<T>(target_strides[0])
         && rows >= OFF_LINES_FROM
@@ -2871,8 +2872,9 @@ mod tests {
                         // (Other threads count on their own.) Rows off the lines in strips of
                         // whole rows, where `stream_off_lines` has a kernel.
                         let line = LINE / size_of::<T>();
-                        let off_lines =
-                            streams_by_lines::<T>() && rows >= OFF_LINES_FROM && columns > 2 * line;
+                        let off_lines = streams_off_lines::<T>()
+                            && rows >= OFF_LINES_FROM
+                            && columns > 2 * line;
                         let may = (whole_lines || off_lines)
                             && aligned
                             && streams::<T>()

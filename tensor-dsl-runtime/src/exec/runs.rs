@@ -5,7 +5,7 @@
 //! written once, as it lies (as bytes, never computed on).
 
 use super::parallel::for_each_part;
-use super::transpose::{prefetch_run, transpose_tile};
+use super::transpose::{fence, prefetch_run, stream_tile, transpose_tile};
 use super::{meet, sort_loops};
 use crate::tensor::memory::LINE;
 
@@ -40,6 +40,7 @@ pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
     (target, target_strides): (*mut T, &[isize; L]),
     extents: &[usize; L],
     threads: usize,
+    stream: bool,
 ) -> bool {
     if extents.contains(&0) {
         // No point: nothing addressed, nothing to copy (the caller's loops say so too).
@@ -87,6 +88,7 @@ pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
         outer: loops,
         count: outer,
         tile,
+        stream,
     };
     // SAFETY: the caller's elements, in runs of `width`; the tile's loops step one run along
     // the source (rows) and the target (columns), the others whole runs; the two sets of
@@ -134,6 +136,9 @@ struct Runs<const L: usize> {
     outer: [Loop; L],
     count: usize,
     tile: [Loop; 2],
+    /// Each tile's whole target lines streamed around the caches (`stream_tile`), each part
+    /// fenced before it is done.
+    stream: bool,
 }
 
 // SAFETY: the threads that share a `Runs` (`Runs::split`) read its source and write disjoint
@@ -156,7 +161,7 @@ impl<const L: usize> Runs<L> {
         };
         let Some(at) = (0..self.count + 2).find(|&at| extent(at) > 1) else {
             // SAFETY: forwarded (one point).
-            return unsafe { self.part::<E>(0, 0..extent(0)) };
+            return unsafe { self.fenced_part::<E>(0, 0..extent(0)) };
         };
         let length = extent(at);
         let parts = if threads > 1 {
@@ -168,8 +173,20 @@ impl<const L: usize> Runs<L> {
         // SAFETY (each part): forwarded; the parts cut one loop into disjoint ranges, so each
         // writes target elements no other part does.
         for_each_part(parts, &|part| unsafe {
-            self.part::<E>(at, start(part)..start(part + 1))
+            self.fenced_part::<E>(at, start(part)..start(part + 1))
         });
+    }
+
+    /// [`Runs::part`], its streamed stores fenced.
+    ///
+    /// # Safety
+    /// As [`Runs::split`].
+    unsafe fn fenced_part<E: Copy>(&self, at: usize, range: std::ops::Range<usize>) {
+        // SAFETY: forwarded.
+        unsafe { self.part::<E>(at, range) };
+        if self.stream {
+            fence();
+        }
     }
 
     /// Copies the points where loop `at` (the outer loops, then the tile's rows and columns)
@@ -216,7 +233,7 @@ impl<const L: usize> Runs<L> {
                 );
             }
             // SAFETY: a point of the caller's, in runs.
-            unsafe { tiles::<E>(s.cast(), t.cast(), tile) };
+            unsafe { tiles::<E>(s.cast(), t.cast(), tile, self.stream) };
             let mut var = outer.len();
             loop {
                 if var == 0 {
@@ -234,12 +251,20 @@ impl<const L: usize> Runs<L> {
 }
 
 /// The runs of one point of the outer loops, in tiles of [`side`] × [`side`]: run `(r, c)`
-/// from `source + r + c · columns.source` to `target + r · rows.target + c`.
+/// from `source + r + c · columns.source` to `target + r · rows.target + c`, each tile's
+/// whole target lines streamed where `stream` and `stream_tile` can (a tile's side is a whole
+/// number of lines of runs, so its cached stores and the next tile's share no streamed line).
 ///
 /// # Safety
 /// Every run so addressed is valid (the source's for reads, the target's for writes), and no
-/// target run is a source run.
-unsafe fn tiles<E: Copy>(source: *const E, target: *mut E, [rows, columns]: [Loop; 2]) {
+/// target run is a source run. Where `stream`, the caller fences before anything else
+/// touches the target.
+unsafe fn tiles<E: Copy>(
+    source: *const E,
+    target: *mut E,
+    [rows, columns]: [Loop; 2],
+    stream: bool,
+) {
     let side = side::<E>();
     for column in (0..columns.extent).step_by(side) {
         for row in (0..rows.extent).step_by(side) {
@@ -250,7 +275,11 @@ unsafe fn tiles<E: Copy>(source: *const E, target: *mut E, [rows, columns]: [Loo
             let from = source.wrapping_offset(row as isize + column as isize * columns.source);
             let to = target.wrapping_offset(row as isize * rows.target + column as isize);
             // SAFETY: the tile's runs, the caller's; `E` is an array of element types, with
-            // no padding bytes.
+            // no padding bytes; streamed stores fenced by the caller.
+            if stream && unsafe { stream_tile(from, columns.source, to, rows.target, shape) } {
+                continue;
+            }
+            // SAFETY: as above.
             if unsafe { transpose_tile(from, columns.source, to, rows.target, shape) } {
                 continue;
             }
@@ -284,12 +313,12 @@ mod tests {
     use super::copy_runs;
 
     /// `t[n, w, h, c] = s[n, h, w, c]` (target rows `pad` runs longer than needed) through
-    /// `copy_runs` on `threads` threads of the calling pool: whether it took the copy, and
-    /// the target.
+    /// `copy_runs` on `threads` threads of the calling pool, streamed where `stream`: whether
+    /// it took the copy, and the target.
     fn swap<T: Copy + Default + Send + Sync>(
         [n, h, w, c]: [usize; 4],
         pad: usize,
-        threads: usize,
+        (threads, stream): (usize, bool),
         value: fn(usize) -> T,
     ) -> (bool, Vec<T>, Vec<T>) {
         let source: Vec<T> = (0..n * h * w * c).map(value).collect();
@@ -306,6 +335,7 @@ mod tests {
                 (target.as_mut_ptr(), &target_strides),
                 &[n, h, w, c],
                 threads,
+                stream,
             )
         };
         (took, source, target)
@@ -327,13 +357,25 @@ mod tests {
         value: fn(usize) -> T,
     ) {
         for c in 1..=5 {
-            for (n, h, w) in [(1, 1, 1), (1, 7, 13), (3, 13, 7), (2, 70, 131), (1, 200, 3)] {
-                for pad in [0, 3] {
-                    let (took, source, target) = swap([n, h, w, c], pad, threads, value);
+            // (2, 64, 40): target rows of 64 runs, whole lines for runs of 8, 12 and 16 bytes.
+            let shapes = [
+                (1, 1, 1),
+                (1, 7, 13),
+                (3, 13, 7),
+                (2, 70, 131),
+                (1, 200, 3),
+                (2, 64, 40),
+            ];
+            for (n, h, w) in shapes {
+                // Streamed: each tile's whole target lines (rows of whole lines where unpadded
+                // and the runs' bytes divide a line) around the caches.
+                for (pad, stream) in [(0, false), (3, false), (0, true), (3, true)] {
+                    let (took, source, target) = swap([n, h, w, c], pad, (threads, stream), value);
                     // Taken exactly where the runs are two to four long and transposed (h and
                     // w both walked).
                     let expected = (2..=4).contains(&c) && h > 1 && w > 1;
-                    let case = format!("{n} × {h} × {w} × {c}, pad {pad}, {threads} threads");
+                    let case =
+                        format!("{n} × {h} × {w} × {c}, pad {pad}, {threads} threads, {stream}");
                     assert_eq!(took, expected, "{case}");
                     if !took {
                         assert!(target.iter().all(|&x| x == T::default()), "{case}");
@@ -401,6 +443,7 @@ mod tests {
                     ),
                     &[na, nb, h, w, c],
                     threads,
+                    false,
                 )
             });
             assert!(took);
@@ -437,6 +480,7 @@ mod tests {
                     (at, &target_strides),
                     &[2, 3, 2],
                     1,
+                    false,
                 )
             };
             assert!(!took);
