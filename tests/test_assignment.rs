@@ -483,3 +483,22 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     tensor! { t[a, c, d, b] = s[a, b, c, d]; }
     assert!(t == Tensor::from_fn([24, 24, 24, 24], |ix| s[[ix[0], ix[3], ix[1], ix[2]]]));
 }
+
+/// Transposes of sixteen-byte elements (`c64`), past the streaming size and with two-long
+/// runs of `f64`s kept while the axes around them swap: every element where a naive copy
+/// puts it.
+#[test]
+fn sixteen_byte_transposes_match_a_naive_copy() {
+    use tensor_dsl::c64;
+    let s = Tensor::<c64>::from_fn([1100, 601], |ix| c64::new(ix[0] as f64, -(ix[1] as f64)));
+    let mut t = Tensor::<c64>::zeros([601, 1100]);
+    tensor! { t[j, i] = s[i, j]; }
+    assert!(t == Tensor::from_fn([601, 1100], |ix| s[[ix[1], ix[0]]]));
+
+    let s = Tensor::<f64>::from_fn([700, 800, 2], |ix| {
+        (ix[0] * 1600 + ix[1] * 2 + ix[2]) as f64
+    });
+    let mut t = Tensor::<f64>::zeros([800, 700, 2]);
+    tensor! { t[j, i, k] = s[i, j, k]; }
+    assert!(t == Tensor::from_fn([800, 700, 2], |ix| s[[ix[1], ix[0], ix[2]]]));
+}
