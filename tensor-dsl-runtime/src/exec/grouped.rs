@@ -13,10 +13,20 @@
 use super::parallel::for_each_part;
 use super::transpose::{fence, transpose_grouped, transposes_grouped};
 use super::{meet, sort_loops};
+use crate::tensor::memory::LINE;
 
 /// The fewest elements a group of loops holds where the loops allow: the first loop of a
 /// side's group is joined by the loops that continue it until the group holds this many.
 const GROUP: usize = 64;
+
+/// The most elements a group of loops holds: its offsets are tabulated (8 bytes each, 512 KB
+/// at most), and a loop that would take it past this is not joined (a group spanning most of
+/// a huge tensor would tabulate as many offsets as it has elements).
+const GROUP_MOST: usize = 1 << 16;
+
+/// The fewest points a copy takes tiles of groups for: below, the tables' allocation and
+/// the masked blocks cost more than the loop nest's tiles (small statements run often).
+const GROUPED_FROM: usize = 1 << 12;
 
 /// The columns of a tile one part of the work moves at a time (the tiles of one point of
 /// the other loops are cut into pieces this wide): threads take pieces, and the rows of a
@@ -53,7 +63,8 @@ struct Group<const L: usize> {
 impl<const L: usize> Group<L> {
     /// The loop `first` (stepping one element along `strides`) and the loops that continue it
     /// (each stepping as many elements as the loops before it span), none of `taken`, until
-    /// they span [`GROUP`] elements or no loop continues them.
+    /// they span [`GROUP`] elements, no loop continues them, or the next would take them past
+    /// [`GROUP_MOST`].
     fn grown(first: usize, strides: &[isize; L], extents: &[usize; L], taken: &[usize]) -> Self {
         let mut group = Group {
             loops: [first; L],
@@ -68,6 +79,9 @@ impl<const L: usize> Group<L> {
                     && !group.loops[..group.count].contains(&var)
             });
             let Some(next) = next else { break };
+            if group.length.saturating_mul(extents[next]) > GROUP_MOST {
+                break;
+            }
             group.loops[group.count] = next;
             group.count += 1;
             group.length *= extents[next];
@@ -96,13 +110,14 @@ impl<const L: usize> Group<L> {
     }
 }
 
-/// Copies `target[p] = source[p]` over the points `p` of `extents` (offsets `Σ p[v] ·
-/// strides[v]` from each base) in tiles of loop groups, where it has a kernel (AVX-512, four-
-/// or eight-byte elements), the step-by-one loops of the two sides differ and at least one
-/// of them is shorter than [`GROUP`] with a loop continuing it, and the source's and the
-/// target's elements cannot meet; on up to `threads` threads, the target's whole lines
-/// streamed around the caches where `stream` (fenced before returning). Otherwise returns
-/// `false` having touched nothing, and the caller copies its own way; `true` once copied.
+/// Copies `target[p] = source[p]` over the points `p` of `extents` (offsets `Σ p[v] · strides[v]`
+/// from each base) in tiles of loop groups, where it has a kernel (AVX-512, four-, eight- or
+/// sixteen-byte elements), there are [`GROUPED_FROM`] points or more, the step-by-one loops of the
+/// two sides differ, at least one of them is shorter than [`GROUP`] with a loop continuing it, each
+/// group holds a cache line's worth of elements or more, and the source's and the target's elements
+/// cannot meet; on up to `threads` threads, the target's whole lines streamed around the caches
+/// where `stream` (fenced before returning). Otherwise returns `false` having touched nothing, and
+/// the caller copies its own way; `true` once copied.
 ///
 /// # Safety
 /// Every element so addressed is valid, the source's for reads and the target's for writes;
@@ -115,7 +130,9 @@ pub(super) unsafe fn copy_grouped<T: Copy, const L: usize>(
     threads: usize,
     stream: bool,
 ) -> bool {
-    if L < 3 || extents.contains(&0) || !transposes_grouped::<T>() {
+    let points = extents.iter().product::<usize>();
+    if L < 3 || points < GROUPED_FROM || !transposes_grouped::<T>() {
+        // (No point at all is fewer than `GROUPED_FROM` too.)
         return false;
     }
     let unit = |strides: &[isize; L]| (0..L).find(|&var| extents[var] > 1 && strides[var] == 1);
@@ -132,7 +149,9 @@ pub(super) unsafe fn copy_grouped<T: Copy, const L: usize>(
     // b, c, d, e, f]` over 16⁶ `f32` one thread 1.70× a copy against 1.34× here, slower on
     // others, `t[a, c, e, b, d] = s[a, b, c, d, e]` over 24⁵ `f64` 0.43× against 0.75×; no
     // rule found between them, and this one keeps every shape measured past 0.7×.)
-    let takes = columns.count > 1 || rows.count > 1;
+    // Groups shorter than a line would leave most of each block's lanes masked off.
+    let line = (LINE / size_of::<T>()).max(1);
+    let takes = (columns.count > 1 || rows.count > 1) && columns.length.min(rows.length) >= line;
     if !takes || meet((source, source_strides), (target, target_strides), extents) {
         return false;
     }
@@ -150,9 +169,8 @@ pub(super) unsafe fn copy_grouped<T: Copy, const L: usize>(
         )
     });
     let outer = &outer[columns.count + rows.count..];
-    let points: usize = outer.iter().map(|&var| extents[var]).product();
     let pieces = columns.length.div_ceil(PIECE);
-    let work = points * pieces;
+    let work = outer.iter().map(|&var| extents[var]).product::<usize>() * pieces;
     let parts = if threads > 1 {
         (threads * 4).min(work)
     } else {
@@ -333,24 +351,36 @@ mod tests {
         );
         check(&case([2, 300, 40], [2, 1, 0], 0, false, true), value, blank);
         check(
-            &case([3, 1, 5, 17, 2], [4, 2, 3, 1, 0], 0, false, true),
+            &case([3, 1, 5, 17, 20], [4, 2, 3, 1, 0], 0, false, true),
             value,
             blank,
         );
-        check(&case([9, 11, 13], [2, 0, 1], 3, true, true), value, blank);
+        check(&case([9, 11, 43], [2, 0, 1], 3, true, true), value, blank);
         check(&case([5, 33, 70], [2, 1, 0], 1, false, true), value, blank);
         check(&case([5, 70, 33], [1, 2, 0], 1, false, false), value, blank);
-        // Not taken: one step-by-one loop on both sides; both long, nothing joined.
-        check(&case([20, 30, 3], [1, 0, 2], 0, false, false), value, blank);
+        // Not taken: one step-by-one loop on both sides; both long, nothing joined; the
+        // source's group two long (shorter than a line); too few points.
+        check(&case([40, 60, 3], [1, 0, 2], 0, false, false), value, blank);
         check(&case([3, 70, 80], [0, 2, 1], 0, false, false), value, blank);
+        check(
+            &case([3, 1000, 2], [2, 1, 0], 0, false, false),
+            value,
+            blank,
+        );
+        check(
+            &case([7, 9, 5, 6], [3, 2, 1, 0], 0, false, false),
+            value,
+            blank,
+        );
     }
 
     #[test]
     fn tiles_of_loop_groups_move_exactly() {
-        // Four- and eight-byte elements as their bits (NaN patterns included), and a size
-        // without a kernel.
+        // Four-, eight- and sixteen-byte elements as their bits (NaN patterns included), and
+        // a size without a kernel.
         check_all(|n| 0x7FC0_0000u32 ^ n as u32, u32::MAX);
         check_all(|n| (n as u64) << 20 | 0x7FF8_0000_0000_0001, u64::MAX);
         check_all(|n| [n as u64, !(n as u64)], [0; 2]);
+        check_all(|n| [n as u16; 3], [0; 3]);
     }
 }

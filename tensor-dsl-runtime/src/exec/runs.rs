@@ -26,8 +26,10 @@ fn side<E>() -> usize {
 /// strides[v]` from each base) where one loop is a run of two to [`WIDEST`] elements along
 /// which both step by one element, every other loop steps whole runs in both, and the loops
 /// that continue the runs differ between the two (the runs are transposed): the runs in
-/// tiles, transposed by `transpose_tile` where it has kernels for their size, else run by
-/// run, on up to `threads` threads. Without those runs, or where the source's and the
+/// tiles, transposed by `transpose_tile` where it has kernels for their size (each tile's
+/// whole target lines streamed around the caches by `stream_tile` where `stream`, each
+/// thread's part fenced before it is done), else run by run, on up to `threads` threads.
+/// Without those runs, or where the source's and the
 /// target's elements could meet, returns `false` having touched nothing, and the caller
 /// copies its own way; `true` once copied.
 ///

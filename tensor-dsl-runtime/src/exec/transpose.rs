@@ -1,17 +1,15 @@
-//! A tile of a copy whose source runs down the tile and whose target runs across it → the
-//! target, in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16
-//! blocks of four-byte elements, 8 × 8 of eight-byte ones and 4 × 4 of sixteen-byte ones, one
-//! cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges, with AVX-512, in blocks cut short by masked loads
-//! and stores, else in the narrower kernels down to SSE's 4 × 4 and 2 × 2, then element by
-//! element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their
-//! stores, for a target larger than the caches with its whole lines streamed around them
-//! (`stream_tile`, or `stream_off_lines` where the rows are not whole lines apart); a tile
-//! whose rows and columns are groups of loops, each row and column at its own offset
-//! (`transpose_grouped`, AVX-512); a run of
-//! a copy, contiguous on both sides → the
-//! target, around the caches (`stream_run`). Invariant: elements are moved as bytes, never
-//! computed on, so every element type of those sizes is
-//! copied exactly, and every element named is read once and written once.
+//! A tile of a copy whose source runs down the tile and whose target runs across it → the target,
+//! in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16 blocks of
+//! four-byte elements, 8 × 8 of eight-byte ones and 4 × 4 of sixteen-byte ones, one cache line of
+//! each target row; AVX's 8 × 8 and 4 × 4; the edges, with AVX-512, in blocks cut short by masked
+//! loads and stores, else in the narrower kernels down to SSE's 4 × 4 and 2 × 2, then element by
+//! element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
+//! for a target larger than the caches with its whole lines streamed around them (`stream_tile`, or
+//! `stream_off_lines` where the rows are not whole lines apart); a tile whose rows and columns are
+//! groups of loops, each row and column at its own offset (`transpose_grouped`, AVX-512); a run of
+//! a copy, contiguous on both sides → the target, around the caches (`stream_run`). Invariant:
+//! elements are moved as bytes, never computed on, so every element type of those sizes is copied
+//! exactly, and every element named is read once and written once.
 
 use crate::tensor::memory::LINE;
 
@@ -524,12 +522,12 @@ pub(crate) fn line_lead<T>(at: *const T) -> usize {
     (LINE - address % LINE) % LINE / size
 }
 
-/// Copies `length` elements from `source` to `target`, both contiguous, with non-temporal
-/// stores only: for a target larger than the caches, which would otherwise read each of its
-/// lines in before it is overwritten. Returns `false`, having touched nothing, where this
-/// CPU has no such stores (no AVX) for `T`'s size (four, eight or sixteen bytes), or `target`
-/// is not aligned to it (to eight bytes for sixteen-byte elements). The stores are not fenced (a fence per run measured slower than plain
-/// stores on runs of 1 KB): the caller calls [`fence`] once done.
+/// Copies `length` elements from `source` to `target`, both contiguous, with non-temporal stores
+/// only: for a target larger than the caches, which would otherwise read each of its lines in
+/// before it is overwritten. Returns `false`, having touched nothing, where this CPU has no such
+/// stores (no AVX) for `T`'s size (four, eight or sixteen bytes), or `target` is not aligned to it
+/// (to eight bytes for sixteen-byte elements). The stores are not fenced (a fence per run measured
+/// slower than plain stores on runs of 1 KB): the caller calls [`fence`] once done.
 ///
 /// # Safety
 /// The `length` elements from `source` must be valid for reads, those from `target` for
@@ -649,13 +647,13 @@ pub(crate) fn transposes_grouped<T>() -> bool {
 
 /// Copies a tile whose rows and columns are groups of loops: element `(q, p)`, for `p <
 /// columns_at.len()` and `q < rows_at.len()`, from `source + columns_at[p] + q` to `target +
-/// rows_at[q] + p` (the source contiguous down each column, the target along each row, the
-/// rest anywhere), in blocks of one cache line by one (16 × 16 four-byte elements, 8 × 8
-/// eight-byte ones, 4 × 4 sixteen-byte ones) cut short by masks at the edges, columns of blocks outermost so each
-/// block reads on down the last one's source columns. Where `stream`, each block's rows that
-/// are a whole target line on a line boundary are written by non-temporal stores (no other
-/// store touches such a line), unfenced, like [`stream_run`]. Returns `false`, having
-/// touched nothing, where no kernel fits (another element size, or no AVX-512).
+/// rows_at[q] + p` (the source contiguous down each column, the target along each row, the rest
+/// anywhere), in blocks of one cache line by one (16 × 16 four-byte elements, 8 × 8 eight-byte
+/// ones, 4 × 4 sixteen-byte ones) cut short by masks at the edges, columns of blocks outermost so
+/// each block reads on down the last one's source columns. Where `stream`, each block's rows that
+/// are a whole target line on a line boundary are written by non-temporal stores (no other store
+/// touches such a line), unfenced, like [`stream_run`]. Returns `false`, having touched nothing,
+/// where no kernel fits (another element size, or no AVX-512).
 ///
 /// # Safety
 /// Every source element named must be valid for reads and every target element for writes,
@@ -687,7 +685,8 @@ struct Kernel {
     /// For whole lines of the target, with non-temporal stores (`stream_tile`), and the rows
     /// it takes at a time (a tile's streamed rows are a multiple of them). With AVX-512 each
     /// target line is one store and each source line one load (16 × 16 blocks of four-byte
-    /// elements, 8 × 8 of eight-byte ones), with AVX half a line each. (Sixteen rows at once
+    /// elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones), with AVX half a line
+    /// each. (Sixteen rows at once
     /// once measured slower than AVX's eight on a Xeon, in 64 × 64 tiles; on the AMD host,
     /// in the tiles `Nest` now streams, they measured faster, see `loop_nest`'s
     /// `streamed_tile`.)
