@@ -254,36 +254,26 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         operands.first(),
     ) {
         // Runs of two to four elements shared by both sides, transposed as elements of their
-        // own (`t[w, h, c] = s[h, w, c]`).
-        // SAFETY: the step proved every element its extents and strides address in bounds
-        // (the operand's for reads, the target's for writes), and its target injective; a
-        // copy's operand is of the target's type, an element type (no padding bytes).
-        let copied = unsafe {
-            copy_runs(
-                (source.data.wrapping_offset(source.base), &source_strides),
-                (target_data.wrapping_offset(target_base), &target_strides),
-                &extents,
-                threads,
-                stream,
-            )
-        };
-        if copied {
-            return;
-        }
-        // Short step-by-one loops, differing between the two sides, joined with the loops
-        // that continue them into tiles of whole lines.
-        // SAFETY: as above.
-        let grouped = unsafe {
-            copy_grouped(
-                (source.data.wrapping_offset(source.base), &source_strides),
-                (target_data.wrapping_offset(target_base), &target_strides),
-                &extents,
-                threads,
-                stream,
-            )
-        };
-        if grouped {
-            return;
+        // own (`t[w, h, c] = s[h, w, c]`); then short step-by-one loops, differing between
+        // the two sides, joined with the loops that continue them into tiles of whole lines.
+        let engines: [CopyEngine<T, L>; 2] = [copy_runs, copy_grouped];
+        for engine in engines {
+            // SAFETY: the step proved every element its extents and strides address in
+            // bounds (the operand's for reads, the target's for writes), and its target
+            // injective; a copy's operand is of the target's type, an element type (no
+            // padding bytes).
+            let copied = unsafe {
+                engine(
+                    (source.data.wrapping_offset(source.base), &source_strides),
+                    (target_data.wrapping_offset(target_base), &target_strides),
+                    &extents,
+                    threads,
+                    stream,
+                )
+            };
+            if copied {
+                return;
+            }
         }
     }
     let order_strides =
@@ -450,6 +440,12 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         run(extents, start);
     }
 }
+
+/// A copy engine tried before the loop nest (`copy_runs`, `copy_grouped`): the source and
+/// the target with their strides, the extents, the threads it may use and whether it
+/// streams; `false` where it declines, having touched nothing.
+type CopyEngine<T, const L: usize> =
+    unsafe fn((*const T, &[isize; L]), (*mut T, &[isize; L]), &[usize; L], usize, bool) -> bool;
 
 /// Whether a streamed copy's loops (target loops with these extents) follow the operand's
 /// strides instead of the target's: a streamed copy's stores go around the caches in
