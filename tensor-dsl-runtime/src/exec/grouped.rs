@@ -130,7 +130,10 @@ pub(super) unsafe fn copy_grouped<T: Copy, const L: usize>(
     threads: usize,
     stream: bool,
 ) -> bool {
-    let points = extents.iter().product::<usize>();
+    // Saturating: only compared (an injective target's points fit in memory anyway).
+    let points = extents
+        .iter()
+        .fold(1usize, |points, &e| points.saturating_mul(e));
     if L < 3 || points < GROUPED_FROM || !transposes_grouped::<T>() {
         // (No point at all is fewer than `GROUPED_FROM` too.)
         return false;
