@@ -484,6 +484,27 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     assert!(t == Tensor::from_fn([24, 24, 24, 24], |ix| s[[ix[0], ix[3], ix[1], ix[2]]]));
 }
 
+/// Copies that keep a short last axis while the axes before it swap (`t[j, i, k] = s[i, j,
+/// k]`, `t[a, b, e, f] = s[a, e, b, f]`), past the streaming size: the target's rows gathered
+/// run by run and streamed, every element where a naive copy puts it.
+#[test]
+fn short_runs_kept_while_axes_swap_match_a_naive_copy() {
+    // Rows of (i, k) past the gathering buffer, cut into chunks; bands along j cut short.
+    let s = Tensor::<f32>::from_fn([1000, 301, 7], |ix| {
+        (ix[0] * 10_000 + ix[1] * 10 + ix[2]) as f32
+    });
+    let mut t = Tensor::<f32>::zeros([301, 1000, 7]);
+    tensor! { t[j, i, k] = s[i, j, k]; }
+    assert!(t == Tensor::from_fn([301, 1000, 7], |ix| s[[ix[1], ix[0], ix[2]]]));
+
+    let s = Tensor::<f64>::from_fn([60, 12, 131, 12], |ix| {
+        ix.iter().fold(0, |n, &i| n * 256 + i) as f64
+    });
+    let mut t = Tensor::<f64>::zeros([60, 131, 12, 12]);
+    tensor! { t[a, b, e, f] = s[a, e, b, f]; }
+    assert!(t == Tensor::from_fn([60, 131, 12, 12], |ix| s[[ix[0], ix[2], ix[1], ix[3]]]));
+}
+
 /// Transposes of sixteen-byte elements (`c64`), past the streaming size and with two-long
 /// runs of `f64`s kept while the axes around them swap: every element where a naive copy
 /// puts it.

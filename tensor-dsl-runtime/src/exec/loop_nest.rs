@@ -10,6 +10,7 @@ use crate::operand::access::{stored_offset, stored_read, Mode};
 use crate::tensor::memory::{LINE, PAGE};
 
 use super::grouped::copy_grouped;
+use super::joined::copy_joined;
 use super::parallel::{for_each_part, map_parts};
 use super::runs::copy_runs;
 use super::scratch::Scratch;
@@ -255,8 +256,9 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
     ) {
         // Runs of two to four elements shared by both sides, transposed as elements of their
         // own (`t[w, h, c] = s[h, w, c]`); then short step-by-one loops, differing between
-        // the two sides, joined with the loops that continue them into tiles of whole lines.
-        let engines: [CopyEngine<T, L>; 2] = [copy_runs, copy_grouped];
+        // the two sides, joined with the loops that continue them into tiles of whole lines;
+        // then, streamed, shared runs under two lines gathered into the target's rows.
+        let engines: [CopyEngine<T, L>; 3] = [copy_runs, copy_grouped, copy_joined];
         for engine in engines {
             // SAFETY: the step proved every element its extents and strides address in
             // bounds (the operand's for reads, the target's for writes), and its target
@@ -441,7 +443,7 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
     }
 }
 
-/// A copy engine tried before the loop nest (`copy_runs`, `copy_grouped`): the source and
+/// A copy engine tried before the loop nest (`copy_runs`, `copy_grouped`, `copy_joined`): the source and
 /// the target with their strides, the extents, the threads it may use and whether it
 /// streams; `false` where it declines, having touched nothing.
 type CopyEngine<T, const L: usize> =

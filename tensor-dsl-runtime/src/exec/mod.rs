@@ -33,6 +33,7 @@ macro_rules! in_few_loops {
 pub(crate) mod backend;
 pub(crate) mod gemm;
 mod grouped;
+mod joined;
 pub(crate) mod loop_nest;
 #[cfg(feature = "matrix")]
 pub(crate) mod matrix;

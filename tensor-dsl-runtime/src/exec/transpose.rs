@@ -589,7 +589,7 @@ fn prefetch_rows<T>(at: *const T, stride: isize, rows: usize) {
 /// Asks for the cache line holding `at` to be loaded: a hint, which reads nothing and never
 /// faults, so any address may be named.
 #[inline(always)]
-fn prefetch_line(at: *const i8) {
+pub(crate) fn prefetch_line(at: *const i8) {
     // SAFETY: `prefetch` has no precondition: it loads no value and faults on no address
     // (SSE, which every x86-64 CPU has); older compilers declare it unsafe.
     #[cfg(target_arch = "x86_64")]
