@@ -27,9 +27,13 @@ const BLOCK_BYTES: usize = 96 << 10;
 /// cost (the last one short) even out between them.
 const SHARES: usize = 4;
 
-/// Rows of a tile, which the thin kernel sums in one block where a row is one vector (it takes
-/// up to sixteen): blocks of rows are multiples of it.
-const KERNEL_ROWS: usize = 12;
+/// Rows of a tile: three of the thin kernel's blocks where a row is two vectors (eight rows
+/// each), a block of sixteen and one of eight where it is one; blocks of rows are multiples of
+/// it. Twelve rows took two blocks (eight and a four, whose sums are half as many per load)
+/// where a row is two vectors: TCCG `abcdef-dega-gfbc`, `f32`, one binary in turns, one
+/// thread 6.23–6.41 → 6.01–6.07 ms, two 3.17–3.20 → 3.09–3.11 ms (sixteen rows: 6.06–6.24
+/// and 3.24–3.35; thirty-two: 6.13–6.17 and 3.43–3.49).
+const KERNEL_ROWS: usize = 24;
 
 /// Each loop's offsets in `N` tensors, for every value of the loops `loops` (outermost first,
 /// the last one stepping fastest): entry `i` of `offsets[t]` is `Σ value·stride` in tensor `t`.
@@ -263,9 +267,9 @@ pub(super) fn contract<T: Element, const L: usize>(
     let row_role = if swapped { Role::Right } else { Role::Left };
     let conj = if swapped { [conj[1], conj[0]] } else { conj };
     // Rows in C's order: a tile's rows then lie close together in C, and its runs fill C's
-    // lines a tile at a time (TCCG `abcdef-dega-gfbc`: a tile's twelve rows the 144
-    // contiguous elements of `z[a, b, c, d, 0..12, 0..12]` for each `c`, against twelve rows
-    // a megabyte apart in the row operand's order). A block is packed once for every panel,
+    // lines a tile at a time (TCCG `abcdef-dega-gfbc`: a tile's 24 rows the 288 contiguous
+    // elements of `z[a, b, c, d..d + 2, 0..12, 0..12]` for each `c`, against rows a megabyte apart
+    // in the row operand's order). A block is packed once for every panel,
     // so the order it is read in matters less.
     let mut row_loops = loops(row_role);
     by(&mut row_loops, &c.strides);
