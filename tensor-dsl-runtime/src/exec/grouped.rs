@@ -217,104 +217,18 @@ pub(super) unsafe fn copy_grouped<T: Copy, const L: usize>(
 #[cfg(test)]
 mod tests {
     use super::copy_grouped;
+    use crate::exec::copy_cases::{check as check_engine, Case};
     use crate::exec::transpose::transposes_grouped;
 
-    /// One copy: the loops' extents, the source laid out in loop order (each axis's stride
-    /// from the ones inside it, the innermost padded by `pad`, the outermost walked
-    /// backwards where `reversed`), the target in the order `order` lists the loops
-    /// (outermost first, dense), with a guard of elements around it.
-    struct Case<const L: usize> {
-        extents: [usize; L],
-        order: [usize; L],
-        pad: usize,
-        reversed: bool,
-        /// Whether the groups take it (where the CPU has the kernels).
-        grouped: bool,
-    }
-
-    const GUARD: usize = 37;
-
+    /// `case` through `copy_grouped`, which takes it, streamed or not, where `grouped` and the
+    /// CPU has the kernels.
     fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L: usize>(
-        case: &Case<L>,
+        (case, grouped): &(Case<L>, bool),
         value: fn(usize) -> T,
         blank: T,
     ) {
-        let Case {
-            extents,
-            order,
-            pad,
-            reversed,
-            grouped,
-        } = *case;
-        let mut source_strides = [0isize; L];
-        let mut span = 1usize;
-        for var in (0..L).rev() {
-            source_strides[var] = span as isize;
-            span *= extents[var] + if var + 1 == L { pad } else { 0 };
-        }
-        let source_data: Vec<T> = (0..span.max(1)).map(value).collect();
-        let mut source_base = 0isize;
-        if reversed {
-            source_base = (extents[0] as isize - 1) * source_strides[0];
-            source_strides[0] = -source_strides[0];
-        }
-        let mut target_strides = [0isize; L];
-        let mut points = 1usize;
-        for &var in order.iter().rev() {
-            target_strides[var] = points as isize;
-            points *= extents[var];
-        }
-        let mut expected = vec![blank; points + 2 * GUARD];
-        let mut index = [0usize; L];
-        for _ in 0..points {
-            let at = |strides: &[isize; L]| {
-                (0..L)
-                    .map(|var| index[var] as isize * strides[var])
-                    .sum::<isize>()
-            };
-            expected[GUARD + at(&target_strides) as usize] =
-                source_data[(source_base + at(&source_strides)) as usize];
-            for var in (0..L).rev() {
-                index[var] += 1;
-                if index[var] < extents[var] {
-                    break;
-                }
-                index[var] = 0;
-            }
-        }
-        for threads in [1, 2] {
-            for stream in [false, true] {
-                let mut target = vec![blank; points + 2 * GUARD];
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .expect("a pool");
-                // SAFETY: every point's source element lies in `source_data` (offsets from
-                // `source_base` along the strides the layout gave), every target element in
-                // `target` past the guard; the target is dense in `order`, so injective; the
-                // two are distinct vectors; the test's element types have no padding.
-                let (source, written) = (&source_data, &mut target);
-                let copied = pool.install(|| unsafe {
-                    copy_grouped(
-                        (
-                            source.as_ptr().wrapping_offset(source_base),
-                            &source_strides,
-                        ),
-                        (written.as_mut_ptr().wrapping_add(GUARD), &target_strides),
-                        &extents,
-                        threads,
-                        stream,
-                    )
-                });
-                let name = format!("{extents:?} into {order:?}, {threads} threads, {stream}");
-                assert_eq!(copied, grouped && transposes_grouped::<T>(), "{name}");
-                if copied {
-                    assert!(target == expected, "{name}");
-                } else {
-                    assert!(target.iter().all(|&x| x == blank), "{name}: touched");
-                }
-            }
-        }
+        let taken = *grouped && transposes_grouped::<T>();
+        check_engine(copy_grouped, case, (value, blank), |_| taken);
     }
 
     fn case<const L: usize>(
@@ -323,14 +237,14 @@ mod tests {
         pad: usize,
         reversed: bool,
         grouped: bool,
-    ) -> Case<L> {
-        Case {
+    ) -> (Case<L>, bool) {
+        let case = Case {
             extents,
             order,
             pad,
             reversed,
-            grouped,
-        }
+        };
+        (case, grouped)
     }
 
     fn check_all<T: Copy + PartialEq + std::fmt::Debug + Send + Sync>(

@@ -442,128 +442,37 @@ fn short_runs_in_vectors<T>() -> bool {
 #[cfg(test)]
 mod tests {
     use super::{copy_joined, ROW_FROM};
+    use crate::exec::copy_cases::{check as check_engine, Case};
     use crate::exec::transpose::streams;
     use crate::tensor::memory::LINE;
 
-    /// One copy: the loops' extents, the source laid out in loop order (each axis's stride
-    /// from the ones inside it, the innermost padded by `pad`, the outermost walked backwards
-    /// where `reversed`), the target in the order `order` lists the loops (outermost first,
-    /// dense), with a guard of elements around it; `rows` is the row's length in elements
-    /// where the rows are gathered (0 where no row is).
-    struct Case<const L: usize> {
-        extents: [usize; L],
-        order: [usize; L],
-        pad: usize,
-        reversed: bool,
-        run: usize,
-        rows: usize,
-    }
-
-    const GUARD: usize = 29;
-
+    /// `case` through `copy_joined`, which takes it where it streams, the shared run is `run`
+    /// elements (under two lines) and its rows `rows` elements (0 where none is gathered).
     fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L: usize>(
-        case: &Case<L>,
+        (case, [run, rows]): &(Case<L>, [usize; 2]),
         value: fn(usize) -> T,
         blank: T,
     ) {
-        let Case {
-            extents,
-            order,
-            pad,
-            reversed,
-            run,
-            rows,
-        } = *case;
-        let mut source_strides = [0isize; L];
-        let mut span = 1usize;
-        for var in (0..L).rev() {
-            source_strides[var] = span as isize;
-            span *= extents[var] + if var + 1 == L { pad } else { 0 };
-        }
-        let source_data: Vec<T> = (0..span.max(1)).map(value).collect();
-        let mut source_base = 0isize;
-        if reversed {
-            source_base = (extents[0] as isize - 1) * source_strides[0];
-            source_strides[0] = -source_strides[0];
-        }
-        let mut target_strides = [0isize; L];
-        let mut points = 1usize;
-        for &var in order.iter().rev() {
-            target_strides[var] = points as isize;
-            points *= extents[var];
-        }
-        let mut expected = vec![blank; points + 2 * GUARD];
-        let mut index = [0usize; L];
-        for _ in 0..points {
-            let at = |strides: &[isize; L]| {
-                (0..L)
-                    .map(|var| index[var] as isize * strides[var])
-                    .sum::<isize>()
-            };
-            expected[GUARD + at(&target_strides) as usize] =
-                source_data[(source_base + at(&source_strides)) as usize];
-            for var in (0..L).rev() {
-                index[var] += 1;
-                if index[var] < extents[var] {
-                    break;
-                }
-                index[var] = 0;
-            }
-        }
         let size = size_of::<T>();
         let gathered = run * size < 2 * LINE && rows * size >= ROW_FROM && streams::<T>();
-        for threads in [1, 2] {
-            for stream in [false, true] {
-                let mut target = vec![blank; points + 2 * GUARD];
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .expect("a pool");
-                // SAFETY: every point's source element lies in `source_data` (offsets from
-                // `source_base` along the strides the layout gave), every target element in
-                // `target` past the guard; the target is dense in `order`, so injective; the
-                // two are distinct vectors; the test's element types have no padding. The
-                // copy fences its streamed stores before it returns.
-                let (source, written) = (&source_data, &mut target);
-                let copied = pool.install(|| unsafe {
-                    copy_joined(
-                        (
-                            source.as_ptr().wrapping_offset(source_base),
-                            &source_strides,
-                        ),
-                        (written.as_mut_ptr().wrapping_add(GUARD), &target_strides),
-                        &extents,
-                        threads,
-                        stream,
-                    )
-                });
-                let name = format!(
-                    "{extents:?} into {order:?}, {size}-byte elements, {threads} threads, {stream}"
-                );
-                assert_eq!(copied, gathered && stream, "{name}");
-                if copied {
-                    assert!(target == expected, "{name}");
-                } else {
-                    assert!(target.iter().all(|&x| x == blank), "{name}: touched");
-                }
-            }
-        }
+        check_engine(copy_joined, case, (value, blank), |stream| {
+            gathered && stream
+        });
     }
 
     fn case<const L: usize>(
         extents: [usize; L],
         order: [usize; L],
         (pad, reversed): (usize, bool),
-        [run, rows]: [usize; 2],
-    ) -> Case<L> {
-        Case {
+        lengths: [usize; 2],
+    ) -> (Case<L>, [usize; 2]) {
+        let case = Case {
             extents,
             order,
             pad,
             reversed,
-            run,
-            rows,
-        }
+        };
+        (case, lengths)
     }
 
     fn check_all<T: Copy + PartialEq + std::fmt::Debug + Send + Sync>(

@@ -31,6 +31,8 @@ macro_rules! in_few_loops {
 }
 
 pub(crate) mod backend;
+#[cfg(test)]
+mod copy_cases;
 pub(crate) mod gemm;
 mod grouped;
 mod joined;

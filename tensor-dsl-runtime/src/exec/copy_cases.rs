@@ -1,0 +1,112 @@
+//! A copy laid out for the copy engines' tests (`grouped.rs`, `joined.rs`) → the engine's
+//! result against a naive copy, on one and two threads, streamed and not. Invariant: an engine
+//! that declines leaves every target element and the guard around them as they were.
+
+/// The engines' signature: the source and the target with their strides, the extents, the
+/// threads and whether to stream; `false` where it declines.
+pub(super) type Engine<T, const L: usize> =
+    unsafe fn((*const T, &[isize; L]), (*mut T, &[isize; L]), &[usize; L], usize, bool) -> bool;
+
+/// One copy: the loops' extents, the source laid out in loop order (each axis's stride from
+/// the ones inside it, the innermost padded by `pad`, the outermost walked backwards where
+/// `reversed`), the target in the order `order` lists the loops (outermost first, dense), with
+/// a guard of elements around it.
+pub(super) struct Case<const L: usize> {
+    pub(super) extents: [usize; L],
+    pub(super) order: [usize; L],
+    pub(super) pad: usize,
+    pub(super) reversed: bool,
+}
+
+/// Elements around the target that no engine may write.
+const GUARD: usize = 37;
+
+/// Runs `engine` on `case` (source elements `value(n)`, the target `blank` before), on one
+/// and two threads, streamed and not: it must take the copy exactly where `taken(stream)`,
+/// and then put every element where a naive copy does, else touch nothing.
+pub(super) fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L: usize>(
+    engine: Engine<T, L>,
+    case: &Case<L>,
+    (value, blank): (fn(usize) -> T, T),
+    taken: impl Fn(bool) -> bool,
+) {
+    let Case {
+        extents,
+        order,
+        pad,
+        reversed,
+    } = *case;
+    let mut source_strides = [0isize; L];
+    let mut span = 1usize;
+    for var in (0..L).rev() {
+        source_strides[var] = span as isize;
+        span *= extents[var] + if var + 1 == L { pad } else { 0 };
+    }
+    let source_data: Vec<T> = (0..span.max(1)).map(value).collect();
+    let mut source_base = 0isize;
+    if reversed {
+        source_base = (extents[0] as isize - 1) * source_strides[0];
+        source_strides[0] = -source_strides[0];
+    }
+    let mut target_strides = [0isize; L];
+    let mut points = 1usize;
+    for &var in order.iter().rev() {
+        target_strides[var] = points as isize;
+        points *= extents[var];
+    }
+    let mut expected = vec![blank; points + 2 * GUARD];
+    let mut index = [0usize; L];
+    for _ in 0..points {
+        let at = |strides: &[isize; L]| {
+            (0..L)
+                .map(|var| index[var] as isize * strides[var])
+                .sum::<isize>()
+        };
+        expected[GUARD + at(&target_strides) as usize] =
+            source_data[(source_base + at(&source_strides)) as usize];
+        for var in (0..L).rev() {
+            index[var] += 1;
+            if index[var] < extents[var] {
+                break;
+            }
+            index[var] = 0;
+        }
+    }
+    for threads in [1, 2] {
+        for stream in [false, true] {
+            let mut target = vec![blank; points + 2 * GUARD];
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a pool");
+            // SAFETY: every point's source element lies in `source_data` (offsets from
+            // `source_base` along the strides the layout gave), every target element in
+            // `target` past the guard; the target is dense in `order`, so injective; the two
+            // are distinct vectors; the tests' element types have no padding. The engines
+            // fence their streamed stores before they return.
+            let (source, written) = (&source_data, &mut target);
+            let copied = pool.install(|| unsafe {
+                engine(
+                    (
+                        source.as_ptr().wrapping_offset(source_base),
+                        &source_strides,
+                    ),
+                    (written.as_mut_ptr().wrapping_add(GUARD), &target_strides),
+                    &extents,
+                    threads,
+                    stream,
+                )
+            });
+            let name = format!(
+                "{extents:?} into {order:?}, {}-byte elements, {threads} threads, {stream}",
+                size_of::<T>()
+            );
+            assert_eq!(copied, taken(stream), "{name}");
+            if copied {
+                assert!(target == expected, "{name}");
+            } else {
+                assert!(target.iter().all(|&x| x == blank), "{name}: touched");
+            }
+        }
+    }
+}
