@@ -9,13 +9,15 @@ pub(super) type Engine<T, const L: usize> =
 
 /// One copy: the loops' extents, the source laid out in loop order (each axis's stride from
 /// the ones inside it, the innermost padded by `pad`, the outermost walked backwards where
-/// `reversed`), the target in the order `order` lists the loops (outermost first, dense), with
-/// a guard of elements around it.
+/// `reversed`), the target in the order `order` lists the loops (outermost first, dense but
+/// for `target_pad` elements after each run of its innermost two loops), with a guard of
+/// elements around it.
 pub(super) struct Case<const L: usize> {
     pub(super) extents: [usize; L],
     pub(super) order: [usize; L],
     pub(super) pad: usize,
     pub(super) reversed: bool,
+    pub(super) target_pad: usize,
 }
 
 /// Elements around the target that no engine may write.
@@ -35,6 +37,7 @@ pub(super) fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L
         order,
         pad,
         reversed,
+        target_pad,
     } = *case;
     let mut source_strides = [0isize; L];
     let mut span = 1usize;
@@ -50,9 +53,12 @@ pub(super) fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L
     }
     let mut target_strides = [0isize; L];
     let mut points = 1usize;
-    for &var in order.iter().rev() {
+    for (depth, &var) in order.iter().rev().enumerate() {
         target_strides[var] = points as isize;
         points *= extents[var];
+        if depth == 1 {
+            points += target_pad;
+        }
     }
     let mut expected = vec![blank; points + 2 * GUARD];
     let mut index = [0usize; L];

@@ -243,6 +243,7 @@ mod tests {
             order,
             pad,
             reversed,
+            target_pad: 0,
         };
         (case, grouped)
     }

@@ -278,7 +278,7 @@ impl<T: Copy, const L: usize> Joined<T, L> {
             // SAFETY: the band's runs are points of the copy from this outer point on (its
             // rows along the innermost outer loop, not past its end), which the caller vouches
             // for; buffer `b < band ≤ self.band` is the `ROW_BYTES / size` elements from `b`
-            // times that on, aligned for `T` (a `Row` is on a line, `size` divides
+            // times that on, aligned for `T` (a `Row` is on a line, and `size` divides
             // `ROW_BYTES` for element types), this part's own, and holds `length` elements
             // (`length · size` is at most `ROW_BYTES`). `avx512` only where the CPU has it.
             unsafe {
@@ -463,7 +463,7 @@ mod tests {
     fn case<const L: usize>(
         extents: [usize; L],
         order: [usize; L],
-        (pad, reversed): (usize, bool),
+        (pad, reversed, target_pad): (usize, bool, usize),
         lengths: [usize; 2],
     ) -> (Case<L>, [usize; 2]) {
         let case = Case {
@@ -471,6 +471,7 @@ mod tests {
             order,
             pad,
             reversed,
+            target_pad,
         };
         (case, lengths)
     }
@@ -479,20 +480,34 @@ mod tests {
         value: fn(usize) -> T,
         blank: T,
     ) {
-        // `t[a, b, e, f] = s[a, e, b, f]`: rows of (e, f), bands along b cut short at its end.
+        // `t[a, b, e, f] = s[a, e, b, f]`, the target's (e, f) blocks padded so its rows end
+        // there: bands along b (six `f32` rows, three `f64`), the last cut short at its end.
         check(
-            &case([3, 7, 5, 12], [0, 2, 1, 3], (0, false), [12, 84]),
+            &case([3, 7, 20, 12], [0, 2, 1, 3], (0, false, 5), [12, 84]),
+            value,
+            blank,
+        );
+        // One outer loop, cut across the threads' parts: bands of sixteen runs of four `f32`s
+        // cut short at a part's end.
+        check(
+            &case([20, 40, 4], [1, 0, 2], (0, false, 3), [4, 80]),
+            value,
+            blank,
+        );
+        // A dense target: one row (of `ROW_BYTES` at most) for all of it.
+        check(
+            &case([3, 7, 5, 12], [0, 2, 1, 3], (0, false, 0), [12, 84]),
             value,
             blank,
         );
         // A padded source walked backwards along its outermost loop; a loop of one.
         check(
-            &case([4, 9, 6, 10], [0, 2, 1, 3], (3, true), [10, 90]),
+            &case([4, 9, 6, 10], [0, 2, 1, 3], (3, true, 0), [10, 90]),
             value,
             blank,
         );
         check(
-            &case([3, 1, 7, 5, 12], [0, 1, 3, 2, 4], (0, false), [12, 84]),
+            &case([3, 1, 7, 5, 12], [0, 1, 3, 2, 4], (0, false, 0), [12, 84]),
             value,
             blank,
         );
@@ -501,24 +516,24 @@ mod tests {
         let chunk = 16384 / (7 * size_of::<T>());
         let chunk = (1..=chunk).rev().find(|c| 1000 % c == 0).unwrap_or(1);
         check(
-            &case([1000, 5, 7], [1, 0, 2], (0, false), [7, 7 * chunk]),
+            &case([1000, 5, 7], [1, 0, 2], (0, false, 0), [7, 7 * chunk]),
             value,
             blank,
         );
         // Not taken: a prime extent past `ROW_BYTES` leaves rows of one run; runs of 40; no
         // loop stepping one element on both sides.
         check(
-            &case([1009, 3, 7], [1, 0, 2], (0, false), [7, 7]),
+            &case([1009, 3, 7], [1, 0, 2], (0, false, 0), [7, 7]),
             value,
             blank,
         );
         check(
-            &case([5, 6, 40], [1, 0, 2], (0, false), [40, 40]),
+            &case([5, 6, 40], [1, 0, 2], (0, false, 0), [40, 40]),
             value,
             blank,
         );
         check(
-            &case([5, 6, 7], [0, 2, 1], (0, false), [0, 0]),
+            &case([5, 6, 7], [0, 2, 1], (0, false, 0), [0, 0]),
             value,
             blank,
         );
@@ -527,7 +542,8 @@ mod tests {
     #[test]
     fn gathered_rows_move_exactly() {
         // Four-, eight- and sixteen-byte elements as their bits (NaN patterns included), and
-        // eight-byte elements aligned to two bytes only (stored the cached way).
+        // eight-byte elements aligned to two bytes only (streamed where the buffer happens to
+        // be aligned for it, else stored the cached way).
         check_all(|n| 0x7FC0_0000u32 ^ n as u32, u32::MAX);
         check_all(|n| (n as u64) << 20 | 0x7FF8_0000_0000_0001, u64::MAX);
         check_all(|n| [n as u64, !(n as u64)], [0; 2]);

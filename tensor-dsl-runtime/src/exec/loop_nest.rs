@@ -443,9 +443,9 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
     }
 }
 
-/// A copy engine tried before the loop nest (`copy_runs`, `copy_grouped`, `copy_joined`): the source and
-/// the target with their strides, the extents, the threads it may use and whether it
-/// streams; `false` where it declines, having touched nothing.
+/// A copy engine tried before the loop nest (`copy_runs`, `copy_grouped`, `copy_joined`):
+/// the source and the target with their strides, the extents, the threads it may use and
+/// whether it streams; `false` where it declines, having touched nothing.
 type CopyEngine<T, const L: usize> =
     unsafe fn((*const T, &[isize; L]), (*mut T, &[isize; L]), &[usize; L], usize, bool) -> bool;
 

@@ -268,9 +268,9 @@ pub(super) fn contract<T: Element, const L: usize>(
     let conj = if swapped { [conj[1], conj[0]] } else { conj };
     // Rows in C's order: a tile's rows then lie close together in C, and its runs fill C's
     // lines a tile at a time (TCCG `abcdef-dega-gfbc`: a tile's 24 rows the 288 contiguous
-    // elements of `z[a, b, c, d..d + 2, 0..12, 0..12]` for each `c`, against rows a megabyte apart
-    // in the row operand's order). A block is packed once for every panel,
-    // so the order it is read in matters less.
+    // elements of `z[a, b, c, d..d + 2, 0..12, 0..12]` for each `c`, against rows a megabyte
+    // apart in the row operand's order). A block is packed once for every panel, so the order
+    // it is read in matters less.
     let mut row_loops = loops(row_role);
     by(&mut row_loops, &c.strides);
     let row_offsets = flattened(&row_loops, extents, [&rows_of.strides, &c.strides]);
