@@ -484,6 +484,28 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     assert!(t == Tensor::from_fn([24, 24, 24, 24], |ix| s[[ix[0], ix[3], ix[1], ix[2]]]));
 }
 
+/// Reversals of three and four axes past the streaming size, their tiles (a cache line of
+/// each target row) moved a brick of points of the loop outside them at a time, at extents
+/// that leave a short last brick and rows past the kernels' last whole block: every element
+/// where a naive copy puts it.
+#[test]
+fn reversals_moved_in_bricks_match_a_naive_copy() {
+    // 160 × 101 × 130 f32: just past 8 MiB; 101 points of `j`, not a multiple of a brick.
+    let s = Tensor::<f32>::from_fn([160, 101, 130], |ix| {
+        (ix[0] * 101 * 130 + ix[1] * 130 + ix[2]) as f32
+    });
+    let mut t = Tensor::<f32>::zeros([130, 101, 160]);
+    tensor! { t[k, j, i] = s[i, j, k]; }
+    assert!(t == Tensor::from_fn([130, 101, 160], |ix| s[[ix[2], ix[1], ix[0]]]));
+
+    let s = Tensor::<f64>::from_fn([24, 37, 33, 40], |ix| {
+        ix.iter().fold(0, |n, &i| n * 64 + i) as f64 - 0.5
+    });
+    let mut t = Tensor::<f64>::zeros([40, 33, 37, 24]);
+    tensor! { t[l, k, j, i] = s[i, j, k, l]; }
+    assert!(t == Tensor::from_fn([40, 33, 37, 24], |ix| s[[ix[3], ix[2], ix[1], ix[0]]]));
+}
+
 /// Copies that keep a short last axis while the axes before it swap (`t[j, i, k] = s[i, j,
 /// k]`, `t[a, b, e, f] = s[a, e, b, f]`), past the streaming size: the target's rows gathered
 /// run by run and streamed, every element where a naive copy puts it.

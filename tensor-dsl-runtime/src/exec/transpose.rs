@@ -341,14 +341,50 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
     target_stride: isize,
     shape: [usize; 2],
 ) -> bool {
+    // SAFETY: forwarded from the caller (one tile).
+    unsafe {
+        stream_brick(
+            source,
+            source_stride,
+            target,
+            target_stride,
+            shape,
+            [1, 0, 0],
+        )
+    }
+}
+
+/// As [`stream_tile`], for `count` tiles of one shape along a third loop (`[count,
+/// source_step, target_step]`: tile `m`'s corners `m` steps on, in elements), each kernel
+/// block of all of them in turn before the next block: a tile whose target rows lie far apart
+/// (a page or more) then writes each row's line in the same few pages as the tile before, not
+/// one line in each of as many pages as it has rows (`c[k, j, i] = a[i, j, k]` with `j` the
+/// third loop). Returns `false`, having touched nothing, where `stream_tile` would for the
+/// first tile, or where the tiles' targets are not a whole number of lines apart (so their
+/// rows' lines would start at other columns).
+///
+/// # Safety
+/// As [`stream_tile`], for every one of the `count` tiles.
+pub(crate) unsafe fn stream_brick<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    shape: [usize; 2],
+    [count, source_step, target_step]: [isize; 3],
+) -> bool {
     let [rows, columns] = shape;
     let (Some(kernel), size) = (kernel::<T>(), size_of::<T>()) else {
         return false;
     };
-    if !lines_apart::<T>(target_stride) || !(target as usize).is_multiple_of(size) {
+    if !lines_apart::<T>(target_stride)
+        || !(target as usize).is_multiple_of(size)
+        || (count > 1 && !lines_apart::<T>(target_step))
+    {
         return false;
     }
-    // Columns up to the rows' first line boundary (the same in every row), then whole lines.
+    // Columns up to the rows' first line boundary (the same in every row of every tile), then
+    // whole lines.
     let lead = columns.min(line_lead(target));
     let per_line = LINE / size;
     let lines = (columns - lead) / per_line;
@@ -361,20 +397,32 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
         0
     };
     let whole_rows = (rows - row_lead) / stream_rows * stream_rows;
+    let tile = |m: isize| {
+        (
+            source.wrapping_offset(m.wrapping_mul(source_step)),
+            target.wrapping_offset(m.wrapping_mul(target_step)),
+        )
+    };
     if lines == 0 || whole_rows == 0 {
         // No whole line to stream (rows shorter than the columns up to their first line
-        // boundary and a line past it): the tile whole in the widest blocks, not cut at that
-        // boundary into narrower ones.
-        // SAFETY: forwarded from the caller.
-        return unsafe { transpose_tile(source, source_stride, target, target_stride, shape) };
+        // boundary and a line past it): each tile whole in the widest blocks, not cut at
+        // that boundary into narrower ones.
+        for m in 0..count {
+            let (source, target) = tile(m);
+            // SAFETY: forwarded from the caller (tile `m`).
+            unsafe { transpose_tile(source, source_stride, target, target_stride, shape) };
+        }
+        return true;
     }
-    // SAFETY (whole block): each part below is a sub-tile of the caller's tile (a corner and a
-    // shape inside it), with its strides, so the caller's guarantees hold for it. The streamed
-    // part's rows start on a line boundary (`lead`, and the rows a whole number of lines
-    // apart), as the stream kernels need, and hold whole lines and whole blocks of theirs.
+    #[cfg(test)]
+    tests::STREAMED_LINES
+        .with(|streamed| streamed.set(streamed.get() + count.unsigned_abs() * whole_rows * lines));
+    // SAFETY (whole block): each part below is a sub-tile of one of the caller's tiles (a
+    // corner and a shape inside it), with its strides, so the caller's guarantees hold for
+    // it. The streamed parts' rows start on a line boundary (`lead`, the rows a whole number
+    // of lines apart, and the tiles too), as the stream kernels need, and hold whole lines
+    // and whole blocks of theirs.
     unsafe {
-        #[cfg(test)]
-        tests::STREAMED_LINES.with(|count| count.set(count.get() + whole_rows * lines));
         stream(
             source
                 .wrapping_add(row_lead)
@@ -387,6 +435,7 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
                 .cast(),
             target_stride,
             [whole_rows, lines * per_line],
+            [count, source_step, target_step],
         );
         let (streamed_end, rows_end) = (lead + lines * per_line, row_lead + whole_rows);
         let rest: [([usize; 2], [usize; 2]); 4] = [
@@ -395,17 +444,20 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
             ([0, lead], [row_lead, streamed_end - lead]),
             ([rows_end, lead], [rows - rows_end, streamed_end - lead]),
         ];
-        for ([row, column], shape) in rest {
-            if shape.contains(&0) {
-                continue;
+        for m in 0..count {
+            let (source, target) = tile(m);
+            for ([row, column], shape) in rest {
+                if shape.contains(&0) {
+                    continue;
+                }
+                transpose_tile(
+                    source.wrapping_offset(row as isize + column as isize * source_stride),
+                    source_stride,
+                    target.wrapping_offset(row as isize * target_stride + column as isize),
+                    target_stride,
+                    shape,
+                );
             }
-            transpose_tile(
-                source.wrapping_offset(row as isize + column as isize * source_stride),
-                source_stride,
-                target.wrapping_offset(row as isize * target_stride + column as isize),
-                target_stride,
-                shape,
-            );
         }
     }
     true
@@ -690,7 +742,7 @@ struct Kernel {
     /// once measured slower than AVX's eight on a Xeon, in 64 × 64 tiles; on the AMD host,
     /// in the tiles `Nest` now streams, they measured faster, see `loop_nest`'s
     /// `streamed_tile`.)
-    stream: (usize, Blocks),
+    stream: (usize, StreamBlocks),
     /// For the blocks cut short at a tile's edges, each in one call (masked loads and stores),
     /// where the CPU has them (AVX-512); else the narrower tiers take the edges. A 28 × 28
     /// tile of `f32`s was one 16 × 16 block and eleven of AVX's and SSE's, now four calls
@@ -701,6 +753,11 @@ struct Kernel {
     /// CPU has AVX-512.
     grouped: Option<Grouped>,
 }
+
+/// A streaming kernel (`Kernel::stream`) over `count` tiles along a third loop (`[count,
+/// source_step, target_step]`, steps in elements): each block of every tile in turn, the
+/// tiles' blocks innermost.
+type StreamBlocks = unsafe fn(*const u8, isize, *mut u8, isize, [usize; 2], [isize; 3]);
 
 /// A kernel over a tile of loop groups, as `transpose_grouped` (bases as bytes), streaming
 /// its whole target lines where the last argument says so.
@@ -864,21 +921,27 @@ macro_rules! stream_blocks {
             target: *mut u8,
             target_stride: isize,
             [rows, columns]: [usize; 2],
+            [count, source_step, target_step]: [isize; 3],
         ) {
             let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
             for column in (0..columns).step_by($side) {
                 for row in (0..rows).step_by($side) {
-                    let base =
-                        source.wrapping_offset(row as isize + column as isize * source_stride);
-                    // SAFETY: the block's runs down source columns `column..column + side`
-                    // from row `row` on, and along target rows `row..row + side` from column
-                    // `column` on, are the tile's, which the caller vouches for; each store's
-                    // 64 bytes start on a 64-byte boundary, as streaming stores need.
-                    unsafe {
-                        let rows_out = $rows!(base, source_stride);
-                        for (r, value) in rows_out.into_iter().enumerate() {
-                            let to = (row + r) as isize * target_stride + column as isize;
-                            $store(target.offset(to), value);
+                    for m in 0..count {
+                        let base = source.wrapping_offset(
+                            m * source_step + row as isize + column as isize * source_stride,
+                        );
+                        let corner = target.wrapping_offset(m * target_step + column as isize);
+                        // SAFETY: the block's runs down source columns `column..column + side`
+                        // from row `row` on, and along target rows `row..row + side` from
+                        // column `column` on, of tile `m`, are the tiles', which the caller
+                        // vouches for; each store's 64 bytes start on a 64-byte boundary, as
+                        // streaming stores need.
+                        unsafe {
+                            let rows_out = $rows!(base, source_stride);
+                            for (r, value) in rows_out.into_iter().enumerate() {
+                                let to = (row + r) as isize * target_stride;
+                                $store(corner.offset(to), value);
+                            }
                         }
                     }
                 }
@@ -1151,22 +1214,27 @@ mod avx {
         target: *mut u8,
         target_stride: isize,
         [rows, columns]: [usize; 2],
+        [count, source_step, target_step]: [isize; 3],
     ) {
         let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
         for row in (0..rows).step_by(8) {
             for column in (0..columns).step_by(16) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `blocks_4`, for the two blocks at columns `column` and
-                // `column + 8`; each store's 32 bytes start on a 32-byte boundary (a row's
-                // line starts on a 64-byte one), as streaming stores need.
-                unsafe {
-                    let left = rows_of_8x8_ps!(base, source_stride);
-                    let right = rows_of_8x8_ps!(base.offset(8 * source_stride), source_stride);
-                    for r in 0..8 {
-                        let to =
-                            target.offset((row + r) as isize * target_stride + column as isize);
-                        _mm256_stream_ps(to, left[r]);
-                        _mm256_stream_ps(to.add(8), right[r]);
+                for m in 0..count {
+                    let base = source.wrapping_offset(
+                        m * source_step + row as isize + column as isize * source_stride,
+                    );
+                    let corner = target.wrapping_offset(m * target_step + column as isize);
+                    // SAFETY: as in `blocks_4`, for tile `m`'s two blocks at columns `column`
+                    // and `column + 8`; each store's 32 bytes start on a 32-byte boundary (a
+                    // row's line starts on a 64-byte one), as streaming stores need.
+                    unsafe {
+                        let left = rows_of_8x8_ps!(base, source_stride);
+                        let right = rows_of_8x8_ps!(base.offset(8 * source_stride), source_stride);
+                        for r in 0..8 {
+                            let to = corner.offset((row + r) as isize * target_stride);
+                            _mm256_stream_ps(to, left[r]);
+                            _mm256_stream_ps(to.add(8), right[r]);
+                        }
                     }
                 }
             }
@@ -1200,20 +1268,25 @@ mod avx {
         target: *mut u8,
         target_stride: isize,
         [rows, columns]: [usize; 2],
+        [count, source_step, target_step]: [isize; 3],
     ) {
         let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
         for row in (0..rows).step_by(4) {
             for column in (0..columns).step_by(8) {
-                let base = source.wrapping_offset(row as isize + column as isize * source_stride);
-                // SAFETY: as in `stream_blocks_4`, for two 4 × 4 blocks.
-                unsafe {
-                    let left = rows_of_4x4!(base, source_stride);
-                    let right = rows_of_4x4!(base.offset(4 * source_stride), source_stride);
-                    for r in 0..4 {
-                        let to =
-                            target.offset((row + r) as isize * target_stride + column as isize);
-                        _mm256_stream_pd(to, left[r]);
-                        _mm256_stream_pd(to.add(4), right[r]);
+                for m in 0..count {
+                    let base = source.wrapping_offset(
+                        m * source_step + row as isize + column as isize * source_stride,
+                    );
+                    let corner = target.wrapping_offset(m * target_step + column as isize);
+                    // SAFETY: as in `stream_blocks_4`, for tile `m`'s two 4 × 4 blocks.
+                    unsafe {
+                        let left = rows_of_4x4!(base, source_stride);
+                        let right = rows_of_4x4!(base.offset(4 * source_stride), source_stride);
+                        for r in 0..4 {
+                            let to = corner.offset((row + r) as isize * target_stride);
+                            _mm256_stream_pd(to, left[r]);
+                            _mm256_stream_pd(to.add(4), right[r]);
+                        }
                     }
                 }
             }
@@ -1645,7 +1718,7 @@ mod avx512 {
 
 #[cfg(test)]
 mod tests {
-    use super::{fence, stream_tile, transpose_tile, LINE};
+    use super::{fence, stream_brick, stream_tile, transpose_tile, LINE};
 
     std::thread_local! {
         /// How many target lines this thread's `stream_tile` calls have streamed.
@@ -1673,6 +1746,8 @@ mod tests {
             check(|n| n as f64 * 0.25 - 3.0, -1.0);
             check_stream(|n| n as f32 + 0.5, -1.0);
             check_stream(|n| n as f64 - 0.25, -1.0);
+            check_bricks(|n| n as f32 + 0.5, -1.0);
+            check_bricks(|n| n as f64 - 0.25, -1.0);
             check_runs(|n| n as f32 + 0.5, -1.0);
             check_runs(|n| n as f64 - 0.25, -1.0);
         });
@@ -1795,9 +1870,91 @@ mod tests {
         check_stream(|n| 0x7f80_0001 + n as u32, 0);
         check_stream(|n| n as f64 - 0.25, -1.0);
         check_stream(|n| [n as f32, -(n as f32)], [0.0; 2]);
+        check_bricks(|n| n as f32 + 0.5, -1.0);
+        check_bricks(|n| n as f64 - 0.25, -1.0);
+        check_bricks(|n| [n as f32, -(n as f32)], [0.0; 2]);
         if super::transposes::<[u64; 2]>() {
             check_stream(|n| [n as u64, !(n as u64)], [0; 2]);
+            check_bricks(|n| [n as u64, !(n as u64)], [0; 2]);
         }
+    }
+
+    /// `stream_brick` over three tiles: the source's tiles a column and five elements apart
+    /// (anywhere against the lines), the target's a whole number of lines apart, every lead,
+    /// tiles with and without whole blocks: every element of every tile moved, nothing
+    /// between them touched, each tile's whole lines inside its whole blocks streamed; and a
+    /// target step off the lines refused with nothing touched.
+    fn check_bricks<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+        let per_line = LINE / size_of::<T>();
+        let wide = std::arch::is_x86_feature_detected!("avx512f") && !super::avx_only();
+        let block = if wide { per_line } else { per_line / 2 };
+        let count = 3;
+        for (rows, columns) in [(13, 37), (24, 64), (16, 5), (40, 48)] {
+            let row_length = (columns + per_line).div_ceil(per_line) * per_line;
+            let source_stride = (rows + per_line).next_multiple_of(per_line);
+            let source_step = (columns + 1) * source_stride + 5;
+            let source: Vec<T> = (0..count * source_step + 2 * per_line).map(value).collect();
+            let source_at = source.as_ptr().align_offset(LINE) + 1;
+            let row_lead = rows.min(per_line - 1);
+            let target_step = (rows + 1) * row_length;
+            for lead in 0..per_line {
+                let mut target = vec![blank; count * target_step + per_line];
+                let corner = target.as_ptr().align_offset(LINE) + lead;
+                STREAMED_LINES.with(|lines| lines.set(0));
+                // SAFETY: tile `m`'s source elements lie in `source` (`m · source_step` on
+                // from `source_at`, with a line to spare after the last); its target rows,
+                // `row_length` apart from `corner + m · target_step`, lie in `target`, which
+                // is not `source`; no padding; fenced before the target is read.
+                let streamed = unsafe {
+                    stream_brick(
+                        source.as_ptr().add(source_at),
+                        source_stride as isize,
+                        target.as_mut_ptr().add(corner),
+                        row_length as isize,
+                        [rows, columns],
+                        [count as isize, source_step as isize, target_step as isize],
+                    )
+                };
+                fence();
+                let case = format!("{rows} × {columns}, lead {lead}");
+                assert!(streamed, "{case}");
+                let first_line = ((per_line - lead) % per_line).min(columns);
+                let lines = (columns - first_line) / per_line;
+                let expected_lines = count * ((rows - row_lead) / block * block * lines);
+                assert_eq!(STREAMED_LINES.with(|n| n.get()), expected_lines, "{case}");
+                for (at, &got) in target.iter().enumerate() {
+                    let offset = at as isize - corner as isize;
+                    let (m, within) = (
+                        offset.div_euclid(target_step as isize),
+                        offset.rem_euclid(target_step as isize) as usize,
+                    );
+                    let (row, column) = (within / row_length, within % row_length);
+                    let inside = (0..count as isize).contains(&m) && row < rows && column < columns;
+                    let expected = if inside {
+                        source[source_at + m as usize * source_step + row + column * source_stride]
+                    } else {
+                        blank
+                    };
+                    assert_eq!(got, expected, "{case}: element {at}");
+                }
+            }
+        }
+        // Tiles not a whole number of lines apart in the target: refused, nothing touched.
+        let source: Vec<T> = (0..4096).map(value).collect();
+        let mut target = vec![blank; 4096];
+        // SAFETY: the two 8 × 8 tiles' elements lie in both buffers, which are distinct.
+        let streamed = unsafe {
+            stream_brick(
+                source.as_ptr(),
+                per_line as isize,
+                target.as_mut_ptr(),
+                per_line as isize,
+                [8, 8],
+                [2, 512, 8 * per_line as isize + 1],
+            )
+        };
+        assert!(!streamed);
+        assert!(target.iter().all(|&element| element == blank));
     }
 
     /// Transposes a `rows × columns` tile out of a source with `pad` spare elements per
