@@ -484,10 +484,10 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     assert!(t == Tensor::from_fn([24, 24, 24, 24], |ix| s[[ix[0], ix[3], ix[1], ix[2]]]));
 }
 
-/// Reversals of three and four axes past the streaming size, their tiles (a cache line of
-/// each target row) moved a brick of points of the loop outside them at a time, at extents
-/// that leave a short last brick and rows past the kernels' last whole block: every element
-/// where a naive copy puts it.
+/// Reversals of two, three and four axes past the streaming size, their tiles (a cache line
+/// of each target row) moved in bricks (a brick of points of the loop outside them at a time,
+/// or, for a matrix, of tiles side by side), at extents that leave a short last brick and
+/// rows past the kernels' last whole block: every element where a naive copy puts it.
 #[test]
 fn reversals_moved_in_bricks_match_a_naive_copy() {
     // 160 × 101 × 130 f32: just past 8 MiB; 101 points of `j`, not a multiple of a brick.
@@ -504,6 +504,13 @@ fn reversals_moved_in_bricks_match_a_naive_copy() {
     let mut t = Tensor::<f64>::zeros([40, 33, 37, 24]);
     tensor! { t[l, k, j, i] = s[i, j, k, l]; }
     assert!(t == Tensor::from_fn([40, 33, 37, 24], |ix| s[[ix[3], ix[2], ix[1], ix[0]]]));
+
+    // A matrix's transpose: its target rows' whole lines in bricks side by side (125 lines a
+    // row: three bricks and one of 29), 1100 rows in blocks of a tile's 256 and a rest.
+    let s = Tensor::<f32>::from_fn([2000, 1100], |ix| (ix[0] * 1100 + ix[1]) as f32);
+    let mut t = Tensor::<f32>::zeros([1100, 2000]);
+    tensor! { t[j, i] = s[i, j]; }
+    assert!(t == Tensor::from_fn([1100, 2000], |ix| s[[ix[1], ix[0]]]));
 }
 
 /// Copies that keep a short last axis while the axes before it swap (`t[j, i, k] = s[i, j,
