@@ -505,6 +505,15 @@ fn reversals_moved_in_bricks_match_a_naive_copy() {
     tensor! { t[l, k, j, i] = s[i, j, k, l]; }
     assert!(t == Tensor::from_fn([40, 33, 37, 24], |ix| s[[ix[3], ix[2], ix[1], ix[0]]]));
 
+    // `j` three long, too short for a brick: each of its points' tiles side by side in
+    // bricks (rows of 63 lines: one brick of 32, one of 31).
+    let s = Tensor::<f32>::from_fn([1008, 3, 800], |ix| {
+        (ix[0] * 2400 + ix[1] * 800 + ix[2]) as f32
+    });
+    let mut t = Tensor::<f32>::zeros([800, 3, 1008]);
+    tensor! { t[k, j, i] = s[i, j, k]; }
+    assert!(t == Tensor::from_fn([800, 3, 1008], |ix| s[[ix[2], ix[1], ix[0]]]));
+
     // A matrix's transpose: its target rows' whole lines in bricks side by side (125 lines a
     // row: three bricks and one of 29), 1100 rows in blocks of a tile's 256 and a rest.
     let s = Tensor::<f32>::from_fn([2000, 1100], |ix| (ix[0] * 1100 + ix[1]) as f32);
