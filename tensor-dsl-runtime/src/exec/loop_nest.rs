@@ -761,11 +761,10 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
             && (0..outer).all(|var| extents[var] <= 1 || lines_apart::<T>(target_strides[var]))
         {
             // Tiles one target line wide, and every outer loop's rows a whole number of lines
-            // apart (so one lead for all). Where an outer loop runs (not of extent one) with
-            // at least as many points as a brick or the rows have lines, the innermost such
-            // loop's points go [`BRICK`] at a time: each tile of the first point with those of
-            // the next points (`Nest::write_brick`), the blocks of columns and of rows
-            // outside.
+            // apart (so one lead for all). Where the innermost running outer loop (not of
+            // extent one) has at least as many points as a brick or the rows have lines, its
+            // points go [`BRICK`] at a time: each tile of the first point with those of the
+            // next points (`Nest::write_brick`), the blocks of columns and of rows outside.
             let lead = lead_at(&start);
             let lines = columns / tile_columns;
             let mid = (0..outer).rev().find(|&var| extents[var] != 1);
@@ -817,9 +816,9 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
             // 512 × 3 × 4096 `f32`, the shapes above alike or slower this way): at each point
             // of the outer loops, the blocks of columns outermost, so each tile reads on along
             // the source's columns from where the one before stopped, and the whole lines'
-            // tiles in bricks of `BRICK` side by side, each brick's blocks of sixteen rows
-            // across all its tiles in turn: sixteen target rows then take a run of lines each,
-            // not one line each of every row of the tile (see [`BRICK`]).
+            // tiles in bricks of `BRICK` side by side, each block of rows across all the
+            // brick's tiles in turn: a block's target rows then take a run of lines each, not
+            // one line each of every row of the tile (see [`BRICK`]).
             let line: [isize; N] =
                 std::array::from_fn(|k| operand_strides[inner][k] * tile_columns as isize);
             let target_line = target_strides[inner] * tile_columns as isize;
@@ -1399,8 +1398,9 @@ const OFF_LINES_ROWS: usize = 2048;
 /// over 128 × 2048 × 128 0.47× → 0.75×; `c[l, k, j, i] = a[i, j, k, l]` over 64⁴ 0.36–0.39× →
 /// 0.48–0.52×; two threads 0.77–1.03× → 0.91–1.27× on these. 16, 32, 64 and 128 points
 /// measured alike within the noise (16 a little slower); 32 kept. A matrix's transpose has
-/// no loop outside its tiles: its tiles side by side along the target's rows go in bricks
-/// of as many instead (each of sixteen rows then takes 32 lines in a row): `c[j, i] = a[i,
+/// no loop outside its tiles, and that loop may be shorter than a brick: then the tiles side
+/// by side along the target's rows go in bricks of as many instead (each row of a block
+/// then takes 32 lines in a row): `c[j, i] = a[i,
 /// j]` over 224 × 50176 `f32` 0.57× → 1.07× (f64 0.66× → 1.02×), 3072 × 2048 0.45× → 0.74×,
 /// 4096² 0.49× → 0.71× (f64 0.50× → 0.72×); 8 and 16 tiles measured slower on the long rows,
 /// 64 alike; on two threads within the noise (±10 %: 4096² f64 0.88–1.11× both ways).
@@ -1863,7 +1863,7 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                         to,
                         target_strides[0],
                         shape,
-                        [count as isize, mid, mid_target],
+                        (count, mid, mid_target),
                     )
                 }
             {
@@ -2410,9 +2410,11 @@ mod tests {
     std::thread_local! {
         /// How many runs this thread has streamed.
         pub(super) static STREAMED_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-        /// How many transposed tiles this thread has streamed.
+        /// How many transposed tiles this thread has streamed (or `stream_brick` accepted,
+        /// its whole lines streamed).
         pub(super) static STREAMED_TILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-        /// How many bricks of more than one tile this thread has streamed (`write_brick`).
+        /// How many bricks of more than one tile `stream_brick` accepted on this thread
+        /// (`write_brick`; their whole lines streamed, the rest stored the cached way).
         pub(super) static BRICKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
@@ -3175,19 +3177,26 @@ mod tests {
     /// leave some past the last whole block: every element matches the source and nothing
     /// outside the view is written.
     fn check_bricks<T: Element + std::fmt::Debug>(value: fn(usize) -> T) {
-        let (planes, slots, rows, columns, wide) = (2, 70, 37, 40, 48);
+        // 70 of 72 slots of each side: a brick past the loop's end would read and write the
+        // spare slots, which the check below finds changed.
+        let (planes, slots, rows, columns, wide, all) = (2, 70, 37, 40, 48, 72);
         const { assert!(70 > 2 * BRICK && 70 % BRICK != 0) };
-        let a = Tensor::<T>::from_fn([planes, slots, columns, wide], |ix| {
-            value(((ix[0] * slots + ix[1]) * columns + ix[2]) * wide + ix[3])
+        let a = Tensor::<T>::from_fn([planes, all, columns, wide], |ix| {
+            value(((ix[0] * all + ix[1]) * columns + ix[2]) * wide + ix[3])
         });
         for (skip, from) in [(0, 0), (5, 3), (8, 0), (0, 11)] {
             for threads in [1, 2] {
-                let mut c =
-                    Tensor::<T>::from_fn([planes, slots, rows, wide], |ix| value(ix[3] + 7));
+                let mut c = Tensor::<T>::from_fn([planes, all, rows, wide], |ix| value(ix[3] + 7));
                 let before = c.clone();
-                let source = a.view().slice_axis(3, from..from + rows);
+                let source = a
+                    .view()
+                    .slice_axis(1, 0..slots)
+                    .slice_axis(3, from..from + rows);
                 let bricks = count_streamed(threads, true, &BRICKS, || {
-                    let view = c.view_mut().slice_axis(3, skip..skip + columns);
+                    let view = c
+                        .view_mut()
+                        .slice_axis(1, 0..slots)
+                        .slice_axis(3, skip..skip + columns);
                     let target = TargetShared::__tdsl_target(&view);
                     let loops = [Axis::Loop(0), Axis::Loop(1), Axis::Loop(2), Axis::Loop(3)];
                     let transposed = [Axis::Loop(0), Axis::Loop(1), Axis::Loop(3), Axis::Loop(2)];
@@ -3211,10 +3220,10 @@ mod tests {
                     assert_eq!(bricks, planes * 3 * blocks, "{case}");
                 }
                 for p in 0..planes {
-                    for s in 0..slots {
+                    for s in 0..all {
                         for i in 0..rows {
                             for j in 0..wide {
-                                let want = if (skip..skip + columns).contains(&j) {
+                                let want = if s < slots && (skip..skip + columns).contains(&j) {
                                     a[[p, s, j - skip, from + i]]
                                 } else {
                                     before[[p, s, i, j]]
@@ -3286,6 +3295,7 @@ mod tests {
         check_bricks::<f64>(|n| n as f64 - 0.25);
         check_bricks::<i32>(|n| 0x7f80_0001 + n as i32);
         check_bricks::<crate::element::c32>(|n| crate::element::c32::new(n as f32, -(n as f32)));
+        check_bricks::<crate::element::c64>(|n| crate::element::c64::new(n as f64, 0.5 - n as f64));
     }
 
     #[test]

@@ -349,13 +349,13 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
             target,
             target_stride,
             shape,
-            [1, 0, 0],
+            (1, 0, 0),
         )
     }
 }
 
-/// As [`stream_tile`], for `count` tiles of one shape along a third loop (`[count,
-/// source_step, target_step]`: tile `m`'s corners `m` steps on, in elements), each kernel
+/// As [`stream_tile`], for `count` tiles of one shape along a third loop (`(count,
+/// source_step, target_step)`: tile `m`'s corners `m` steps on, in elements), each kernel
 /// block of all of them in turn before the next block: a tile whose target rows lie far apart
 /// (a page or more) then writes each row's line in the same few pages as the tile before, not
 /// one line in each of as many pages as it has rows (`c[k, j, i] = a[i, j, k]` with `j` the
@@ -364,14 +364,17 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
 /// rows' lines would start at other columns).
 ///
 /// # Safety
-/// As [`stream_tile`], for every one of the `count` tiles.
+/// As [`stream_tile`], for every one of the `count` tiles; moreover no tile's target element
+/// may be any tile's source element or another tile's target element: the kernels move the
+/// tiles block by block in turn, so a tile reading what another streamed before the fence
+/// would read it unordered, and an element two tiles share would be written twice.
 pub(crate) unsafe fn stream_brick<T: Copy>(
     source: *const T,
     source_stride: isize,
     target: *mut T,
     target_stride: isize,
     shape: [usize; 2],
-    [count, source_step, target_step]: [isize; 3],
+    (count, source_step, target_step): (usize, isize, isize),
 ) -> bool {
     let [rows, columns] = shape;
     let (Some(kernel), size) = (kernel::<T>(), size_of::<T>()) else {
@@ -390,17 +393,19 @@ pub(crate) unsafe fn stream_brick<T: Copy>(
     let lines = (columns - lead) / per_line;
     let (stream_rows, stream) = kernel.stream;
     // Rows from the source columns' first line boundary, where they all meet one at the same
-    // row: each streamed block then loads whole source lines, not two halves of each.
-    let row_lead = if lines_apart::<T>(source_stride) {
-        rows.min(line_lead(source))
-    } else {
-        0
-    };
+    // row in every tile (the tiles' sources a whole number of lines apart too): each streamed
+    // block then loads whole source lines, not two halves of each.
+    let row_lead =
+        if lines_apart::<T>(source_stride) && (count == 1 || lines_apart::<T>(source_step)) {
+            rows.min(line_lead(source))
+        } else {
+            0
+        };
     let whole_rows = (rows - row_lead) / stream_rows * stream_rows;
-    let tile = |m: isize| {
+    let tile = |m: usize| {
         (
-            source.wrapping_offset(m.wrapping_mul(source_step)),
-            target.wrapping_offset(m.wrapping_mul(target_step)),
+            source.wrapping_offset((m as isize).wrapping_mul(source_step)),
+            target.wrapping_offset((m as isize).wrapping_mul(target_step)),
         )
     };
     if lines == 0 || whole_rows == 0 {
@@ -416,7 +421,7 @@ pub(crate) unsafe fn stream_brick<T: Copy>(
     }
     #[cfg(test)]
     tests::STREAMED_LINES
-        .with(|streamed| streamed.set(streamed.get() + count.unsigned_abs() * whole_rows * lines));
+        .with(|streamed| streamed.set(streamed.get() + count * whole_rows * lines));
     // SAFETY (whole block): each part below is a sub-tile of one of the caller's tiles (a
     // corner and a shape inside it), with its strides, so the caller's guarantees hold for
     // it. The streamed parts' rows start on a line boundary (`lead`, the rows a whole number
@@ -435,7 +440,7 @@ pub(crate) unsafe fn stream_brick<T: Copy>(
                 .cast(),
             target_stride,
             [whole_rows, lines * per_line],
-            [count, source_step, target_step],
+            (count, source_step, target_step),
         );
         let (streamed_end, rows_end) = (lead + lines * per_line, row_lead + whole_rows);
         let rest: [([usize; 2], [usize; 2]); 4] = [
@@ -754,10 +759,10 @@ struct Kernel {
     grouped: Option<Grouped>,
 }
 
-/// A streaming kernel (`Kernel::stream`) over `count` tiles along a third loop (`[count,
-/// source_step, target_step]`, steps in elements): each block of every tile in turn, the
+/// A streaming kernel (`Kernel::stream`) over `count` tiles along a third loop (`(count,
+/// source_step, target_step)`, steps in elements): each block of every tile in turn, the
 /// tiles' blocks innermost.
-type StreamBlocks = unsafe fn(*const u8, isize, *mut u8, isize, [usize; 2], [isize; 3]);
+type StreamBlocks = unsafe fn(*const u8, isize, *mut u8, isize, [usize; 2], (usize, isize, isize));
 
 /// A kernel over a tile of loop groups, as `transpose_grouped` (bases as bytes), streaming
 /// its whole target lines where the last argument says so.
@@ -911,9 +916,11 @@ macro_rules! stream_blocks {
         $(#[$doc])*
         ///
         /// # Safety
-        /// As `transpose_tile`, for the blocks' elements, with `rows` and `columns` multiples
-        /// of the side and every target row starting on a 64-byte boundary; the CPU must have
-        /// AVX-512 F; the caller fences as `stream_tile` says.
+        /// As `transpose_tile`, for the blocks' elements of each of the `count` tiles, with
+        /// `rows` and `columns` multiples of the side and every target row of every tile
+        /// starting on a 64-byte boundary; no tile's target element is any tile's source
+        /// element or another tile's target element; the CPU must have AVX-512 F; the caller
+        /// fences as `stream_tile` says.
         #[target_feature(enable = "avx512f")]
         pub(super) unsafe fn $name(
             source: *const u8,
@@ -921,12 +928,12 @@ macro_rules! stream_blocks {
             target: *mut u8,
             target_stride: isize,
             [rows, columns]: [usize; 2],
-            [count, source_step, target_step]: [isize; 3],
+            (count, source_step, target_step): (usize, isize, isize),
         ) {
             let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
             for column in (0..columns).step_by($side) {
                 for row in (0..rows).step_by($side) {
-                    for m in 0..count {
+                    for m in 0..count as isize {
                         let base = source.wrapping_offset(
                             m * source_step + row as isize + column as isize * source_stride,
                         );
@@ -1205,8 +1212,11 @@ mod avx {
     /// unfenced.
     ///
     /// # Safety
-    /// As `blocks_4`, with `rows` a multiple of 8, `columns` of 16, and every target row
-    /// starting on a 64-byte boundary; the caller fences as `stream_tile` says.
+    /// As `blocks_4`, for each of the `count` tiles, with `rows` a multiple of 8, `columns`
+    /// of 16, every target row of every tile starting on a 64-byte boundary, and no tile's
+    /// target element any tile's source element or another tile's target element; the caller
+    /// fences as `stream_tile` says. (The loop nest takes line-wide tiles, and so bricks of
+    /// more than one, only with AVX-512's kernels; these take them from `stream_brick`.)
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn stream_blocks_4(
         source: *const u8,
@@ -1214,12 +1224,12 @@ mod avx {
         target: *mut u8,
         target_stride: isize,
         [rows, columns]: [usize; 2],
-        [count, source_step, target_step]: [isize; 3],
+        (count, source_step, target_step): (usize, isize, isize),
     ) {
         let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
         for row in (0..rows).step_by(8) {
             for column in (0..columns).step_by(16) {
-                for m in 0..count {
+                for m in 0..count as isize {
                     let base = source.wrapping_offset(
                         m * source_step + row as isize + column as isize * source_stride,
                     );
@@ -1259,8 +1269,10 @@ mod avx {
     /// columns, one line of each target row).
     ///
     /// # Safety
-    /// As `blocks_8`, with `rows` a multiple of 4, `columns` of 8, and every target row
-    /// starting on a 64-byte boundary; the caller fences as `stream_tile` says.
+    /// As `blocks_8`, for each of the `count` tiles, with `rows` a multiple of 4, `columns`
+    /// of 8, every target row of every tile starting on a 64-byte boundary, and no tile's
+    /// target element any tile's source element or another tile's target element; the caller
+    /// fences as `stream_tile` says.
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn stream_blocks_8(
         source: *const u8,
@@ -1268,12 +1280,12 @@ mod avx {
         target: *mut u8,
         target_stride: isize,
         [rows, columns]: [usize; 2],
-        [count, source_step, target_step]: [isize; 3],
+        (count, source_step, target_step): (usize, isize, isize),
     ) {
         let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
         for row in (0..rows).step_by(4) {
             for column in (0..columns).step_by(8) {
-                for m in 0..count {
+                for m in 0..count as isize {
                     let base = source.wrapping_offset(
                         m * source_step + row as isize + column as isize * source_stride,
                     );
@@ -1880,7 +1892,8 @@ mod tests {
     }
 
     /// `stream_brick` over three tiles: the source's tiles a column and five elements apart
-    /// (anywhere against the lines), the target's a whole number of lines apart, every lead,
+    /// (anywhere against the lines) or a column apart (a whole number of lines), the target's
+    /// a whole number of lines apart, every lead,
     /// tiles with and without whole blocks: every element of every tile moved, nothing
     /// between them touched, each tile's whole lines inside its whole blocks streamed; and a
     /// target step off the lines refused with nothing touched.
@@ -1892,50 +1905,58 @@ mod tests {
         for (rows, columns) in [(13, 37), (24, 64), (16, 5), (40, 48)] {
             let row_length = (columns + per_line).div_ceil(per_line) * per_line;
             let source_stride = (rows + per_line).next_multiple_of(per_line);
-            let source_step = (columns + 1) * source_stride + 5;
-            let source: Vec<T> = (0..count * source_step + 2 * per_line).map(value).collect();
-            let source_at = source.as_ptr().align_offset(LINE) + 1;
-            let row_lead = rows.min(per_line - 1);
-            let target_step = (rows + 1) * row_length;
-            for lead in 0..per_line {
-                let mut target = vec![blank; count * target_step + per_line];
-                let corner = target.as_ptr().align_offset(LINE) + lead;
-                STREAMED_LINES.with(|lines| lines.set(0));
-                // SAFETY: tile `m`'s source elements lie in `source` (`m · source_step` on
-                // from `source_at`, with a line to spare after the last); its target rows,
-                // `row_length` apart from `corner + m · target_step`, lie in `target`, which
-                // is not `source`; no padding; fenced before the target is read.
-                let streamed = unsafe {
-                    stream_brick(
-                        source.as_ptr().add(source_at),
-                        source_stride as isize,
-                        target.as_mut_ptr().add(corner),
-                        row_length as isize,
-                        [rows, columns],
-                        [count as isize, source_step as isize, target_step as isize],
-                    )
-                };
-                fence();
-                let case = format!("{rows} × {columns}, lead {lead}");
-                assert!(streamed, "{case}");
-                let first_line = ((per_line - lead) % per_line).min(columns);
-                let lines = (columns - first_line) / per_line;
-                let expected_lines = count * ((rows - row_lead) / block * block * lines);
-                assert_eq!(STREAMED_LINES.with(|n| n.get()), expected_lines, "{case}");
-                for (at, &got) in target.iter().enumerate() {
-                    let offset = at as isize - corner as isize;
-                    let (m, within) = (
-                        offset.div_euclid(target_step as isize),
-                        offset.rem_euclid(target_step as isize) as usize,
-                    );
-                    let (row, column) = (within / row_length, within % row_length);
-                    let inside = (0..count as isize).contains(&m) && row < rows && column < columns;
-                    let expected = if inside {
-                        source[source_at + m as usize * source_step + row + column * source_stride]
-                    } else {
-                        blank
+            for off in [5, 0] {
+                let source_step = (columns + 1) * source_stride + off;
+                let source: Vec<T> = (0..count * source_step + 2 * per_line).map(value).collect();
+                let source_at = source.as_ptr().align_offset(LINE) + 1;
+                // The streamed rows start at the source columns' first line boundary where every
+                // tile's columns meet one at the same row (tiles a whole number of lines apart).
+                let row_lead = if off == 0 { rows.min(per_line - 1) } else { 0 };
+                let target_step = (rows + 1) * row_length;
+                for lead in 0..per_line {
+                    let mut target = vec![blank; count * target_step + per_line];
+                    let corner = target.as_ptr().align_offset(LINE) + lead;
+                    STREAMED_LINES.with(|lines| lines.set(0));
+                    // SAFETY: tile `m`'s source elements lie in `source` (`m · source_step` on
+                    // from `source_at`, with a line to spare after the last); its target rows,
+                    // `row_length` apart from `corner + m · target_step`, lie in `target`, which
+                    // is not `source`; no padding; fenced before the target is read.
+                    let streamed = unsafe {
+                        stream_brick(
+                            source.as_ptr().add(source_at),
+                            source_stride as isize,
+                            target.as_mut_ptr().add(corner),
+                            row_length as isize,
+                            [rows, columns],
+                            (count, source_step as isize, target_step as isize),
+                        )
                     };
-                    assert_eq!(got, expected, "{case}: element {at}");
+                    fence();
+                    let case = format!("{rows} × {columns}, lead {lead}");
+                    assert!(streamed, "{case}");
+                    let first_line = ((per_line - lead) % per_line).min(columns);
+                    let lines = (columns - first_line) / per_line;
+                    let expected_lines = count * ((rows - row_lead) / block * block * lines);
+                    assert_eq!(STREAMED_LINES.with(|n| n.get()), expected_lines, "{case}");
+                    for (at, &got) in target.iter().enumerate() {
+                        let offset = at as isize - corner as isize;
+                        let (m, within) = (
+                            offset.div_euclid(target_step as isize),
+                            offset.rem_euclid(target_step as isize) as usize,
+                        );
+                        let (row, column) = (within / row_length, within % row_length);
+                        let inside =
+                            (0..count as isize).contains(&m) && row < rows && column < columns;
+                        let expected = if inside {
+                            source[source_at
+                                + m as usize * source_step
+                                + row
+                                + column * source_stride]
+                        } else {
+                            blank
+                        };
+                        assert_eq!(got, expected, "{case}: element {at}");
+                    }
                 }
             }
         }
@@ -1950,7 +1971,7 @@ mod tests {
                 target.as_mut_ptr(),
                 per_line as isize,
                 [8, 8],
-                [2, 512, 8 * per_line as isize + 1],
+                (2, 512, 8 * per_line as isize + 1),
             )
         };
         assert!(!streamed);
