@@ -683,34 +683,44 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
         let staging = off_lines.map_or(0, |rows| rows * LINE / size_of::<T>());
         let mut scratch = Scratch::<T>::with_lengths([(TILE * TILE).max(staging)]);
         let [buffer] = scratch.buffers();
+        let tile_strides = [&operand_strides[outer], &operand_strides[inner]];
+        let tile_target_strides = [target_strides[outer], target_strides[inner]];
         // The tiles at one point of the outer loops, in one block of columns: row blocks
-        // innermost, so the next tile reads on down the same columns.
+        // innermost, so the next tile reads on down the same columns. With a brick (`(count,
+        // operand strides, target stride)` of its third loop), each tile moved with the
+        // brick's others (`Nest::write_brick`).
         macro_rules! row_blocks {
-            ($point:expr, $column_block:expr, $next:expr) => {
+            (@write $corner:ident, $shape:ident) => {
+                nest.write_tile(
+                    buffer,
+                    transposed,
+                    $corner,
+                    $shape,
+                    tile_strides,
+                    tile_target_strides,
+                )
+            };
+            (@write $corner:ident, $shape:ident, $brick:expr) => {
+                nest.write_brick(
+                    buffer,
+                    transposed,
+                    $corner,
+                    $shape,
+                    tile_strides,
+                    tile_target_strides,
+                    $brick,
+                )
+            };
+            ($point:expr, $column_block:expr, $next:expr $(, $brick:expr)?) => {
                 for row_block in (0..rows).step_by(tile_rows) {
                     let mut corner = $point;
-                    corner.step(
-                        &operand_strides[outer],
-                        target_strides[outer],
-                        row_block as isize,
-                    );
-                    corner.step(
-                        &operand_strides[inner],
-                        target_strides[inner],
-                        $column_block as isize,
-                    );
+                    corner.step(tile_strides[0], tile_target_strides[0], row_block as isize);
+                    corner.step(tile_strides[1], tile_target_strides[1], $column_block as isize);
                     let shape = [
                         rows.min(row_block + tile_rows) - row_block,
                         $next - $column_block,
                     ];
-                    nest.write_tile(
-                        buffer,
-                        transposed,
-                        corner,
-                        shape,
-                        [&operand_strides[outer], &operand_strides[inner]],
-                        [target_strides[outer], target_strides[inner]],
-                    );
+                    row_blocks!(@write corner, shape $(, $brick)?);
                 }
             };
         }
@@ -751,8 +761,8 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
                         transposed,
                         corner,
                         [strip.min(rows - row_block), columns],
-                        [&operand_strides[outer], &operand_strides[inner]],
-                        [target_strides[outer], target_strides[inner]],
+                        tile_strides,
+                        tile_target_strides,
                     );
                 }
             }
@@ -769,8 +779,6 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
             let lines = columns / tile_columns;
             let mid = (0..outer).rev().find(|&var| extents[var] != 1);
             if let Some(mid) = mid.filter(|&mid| extents[mid] >= BRICK.min(lines)) {
-                let tile_strides = [&operand_strides[outer], &operand_strides[inner]];
-                let tile_target_strides = [target_strides[outer], target_strides[inner]];
                 for point in Points::new(extents, 0..mid, operand_strides, target_strides, start) {
                     for first in (0..extents[mid]).step_by(BRICK) {
                         let count = BRICK.min(extents[mid] - first);
@@ -779,32 +787,8 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
                         let mut column_block = 0;
                         while column_block < columns {
                             let next = next_block(column_block, lead);
-                            for row_block in (0..rows).step_by(tile_rows) {
-                                let mut corner = brick;
-                                corner.step(
-                                    tile_strides[0],
-                                    tile_target_strides[0],
-                                    row_block as isize,
-                                );
-                                corner.step(
-                                    tile_strides[1],
-                                    tile_target_strides[1],
-                                    column_block as isize,
-                                );
-                                let shape = [
-                                    rows.min(row_block + tile_rows) - row_block,
-                                    next - column_block,
-                                ];
-                                nest.write_brick(
-                                    buffer,
-                                    transposed,
-                                    corner,
-                                    shape,
-                                    tile_strides,
-                                    tile_target_strides,
-                                    (count, &operand_strides[mid], target_strides[mid]),
-                                );
-                            }
+                            let third = (count, &operand_strides[mid], target_strides[mid]);
+                            row_blocks!(brick, column_block, next, third);
                             column_block = next;
                         }
                     }
@@ -836,28 +820,8 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
                         column_block = next;
                         continue;
                     }
-                    for row_block in (0..rows).step_by(tile_rows) {
-                        let mut corner = point;
-                        corner.step(
-                            &operand_strides[outer],
-                            target_strides[outer],
-                            row_block as isize,
-                        );
-                        corner.step(
-                            &operand_strides[inner],
-                            target_strides[inner],
-                            column_block as isize,
-                        );
-                        nest.write_brick(
-                            buffer,
-                            transposed,
-                            corner,
-                            [rows.min(row_block + tile_rows) - row_block, tile_columns],
-                            [&operand_strides[outer], &operand_strides[inner]],
-                            [target_strides[outer], target_strides[inner]],
-                            (whole, &line, target_line),
-                        );
-                    }
+                    let next = column_block + tile_columns;
+                    row_blocks!(point, column_block, next, (whole, &line, target_line));
                     column_block += whole * tile_columns;
                 }
             }
@@ -1400,10 +1364,10 @@ const OFF_LINES_ROWS: usize = 2048;
 /// measured alike within the noise (16 a little slower); 32 kept. A matrix's transpose has
 /// no loop outside its tiles, and that loop may be shorter than a brick: then the tiles side
 /// by side along the target's rows go in bricks of as many instead (each row of a block
-/// then takes 32 lines in a row): `c[j, i] = a[i,
-/// j]` over 224 × 50176 `f32` 0.57× → 1.07× (f64 0.66× → 1.02×), 3072 × 2048 0.45× → 0.74×,
-/// 4096² 0.49× → 0.71× (f64 0.50× → 0.72×); 8 and 16 tiles measured slower on the long rows,
-/// 64 alike; on two threads within the noise (±10 %: 4096² f64 0.88–1.11× both ways).
+/// then takes 32 lines in a row): `c[j, i] = a[i, j]` over 224 × 50176 `f32` 0.57× → 1.07×
+/// (f64 0.66× → 1.02×), 3072 × 2048 0.45× → 0.74×, 4096² 0.49× → 0.71× (f64 0.50× →
+/// 0.72×); 8 and 16 tiles measured slower on the long rows, 64 alike; on two threads within
+/// the noise (±10 %: 4096² f64 0.88–1.11× both ways).
 const BRICK: usize = 32;
 
 /// Loop order: the target's loops first, largest target stride outermost; then the summed
@@ -2988,6 +2952,23 @@ mod tests {
         })
     }
 
+    /// `target[i, j] = source[j, i]` over `extents` (`[i, j]`), as a copy step.
+    fn copy_transposed<T: Element>(
+        target: &crate::tensor::TensorViewMut<'_, T>,
+        source: &impl Operand<Elem = T>,
+        extents: [usize; 2],
+    ) {
+        let target = TargetShared::__tdsl_target(target);
+        copy(Step::new(
+            target.at(&[Axis::Loop(0), Axis::Loop(1)]),
+            Mode::Assign,
+            T::ONE,
+            extents,
+            2,
+            [source.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
+        ));
+    }
+
     /// `c[i, j] = a[j, i]` copied into a view `skip` columns into rows `skip + columns + pad`
     /// long, streamed whatever the size, with 1 and 2 threads: the tiles are streamed exactly
     /// where the target's rows are a whole number of cache lines apart (their first line
@@ -3031,15 +3012,7 @@ mod tests {
                     let before = c.clone();
                     let streamed = count_streamed(threads, true, &STREAMED_TILES, || {
                         let view = c.view_mut().slice_axis(1, skip..skip + columns);
-                        let target = TargetShared::__tdsl_target(&view);
-                        copy(Step::new(
-                            target.at(&[Axis::Loop(0), Axis::Loop(1)]),
-                            Mode::Assign,
-                            T::ONE,
-                            [rows, columns],
-                            2,
-                            [a.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
-                        ));
+                        copy_transposed(&view, &a, [rows, columns]);
                     });
                     let case = format!("{rows} × {columns} in rows of {wide}, {threads} threads");
                     let whole_lines = (wide * size_of::<T>()).is_multiple_of(64);
@@ -3252,15 +3225,7 @@ mod tests {
                 let source = a.view().slice_axis(1, from..from + rows);
                 let bricks = count_streamed(threads, true, &BRICKS, || {
                     let view = c.view_mut().slice_axis(1, skip..skip + columns);
-                    let target = TargetShared::__tdsl_target(&view);
-                    copy(Step::new(
-                        target.at(&[Axis::Loop(0), Axis::Loop(1)]),
-                        Mode::Assign,
-                        T::ONE,
-                        [rows, columns],
-                        2,
-                        [source.__tdsl_operand().at(&[Axis::Loop(1), Axis::Loop(0)])],
-                    ));
+                    copy_transposed(&view, &source, [rows, columns]);
                 });
                 let case = format!("skip {skip}, from {from}, {threads} threads");
                 if threads == 1 && streams::<T>() && transposes::<T>() && streams_by_lines::<T>() {

@@ -359,9 +359,10 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
 /// block of all of them in turn before the next block: a tile whose target rows lie far apart
 /// (a page or more) then writes each row's line in the same few pages as the tile before, not
 /// one line in each of as many pages as it has rows (`c[k, j, i] = a[i, j, k]` with `j` the
-/// third loop). Returns `false`, having touched nothing, where `stream_tile` would for the
-/// first tile, or where the tiles' targets are not a whole number of lines apart (so their
-/// rows' lines would start at other columns).
+/// third loop). Returns `false`, having touched nothing, where this CPU has no streaming
+/// kernel for `T`, the target's rows are not a whole number of lines apart, the target is not
+/// aligned to `T`, or the tiles' targets are not a whole number of lines apart (so their rows'
+/// lines would start at other columns).
 ///
 /// # Safety
 /// As [`stream_tile`], for every one of the `count` tiles; moreover no tile's target element
