@@ -1223,7 +1223,8 @@ pub(crate) struct GemmPlan<const L: usize> {
     pub(crate) m: Dimension,
     pub(crate) n: Dimension,
     pub(crate) k: Dimension,
-    /// Batch and unmerged left/right variables, looped around the calls.
+    /// Batch and unmerged left/right variables, looped around the calls: outermost first, by
+    /// how far a step of each moves through A, B and C together.
     pub(crate) outer: LoopList<L>,
     /// Unmerged contracted variables, summed by consecutive calls.
     pub(crate) summed: LoopList<L>,
@@ -1308,6 +1309,21 @@ impl<const L: usize> GemmPlan<L> {
         let mut outer = vars(Role::Batch);
         outer.extend(m_rest.iter().copied());
         outer.extend(n_rest.iter().copied());
+        // Outermost the loop that moves furthest through A, B and C together, so that
+        // consecutive calls read and write neighbouring memory, which the hardware fetches
+        // ahead (TCCG `abcd-dbea-ec`, one thread, f32: 1024 calls of 32 × 32 × 256, each A
+        // 32 KiB; the batch loop whose A is a megabyte on innermost, as the statement
+        // names it, 137–143 GFLOP/s, the one whose A is the next 32 KiB 176–179; the other
+        // TCCG steps that loop around their calls 1.03–1.07× as fast). The calls address
+        // disjoint parts of C, so their order changes no bits.
+        outer.sort_by(&|var| {
+            std::cmp::Reverse(
+                strides
+                    .iter()
+                    .map(|strides| strides[var].unsigned_abs())
+                    .fold(0usize, usize::saturating_add),
+            )
+        });
         GemmPlan {
             m,
             n,
@@ -1941,6 +1957,38 @@ mod tests {
         assert_eq!(*rest, [0]);
         let (dimension, rest) = merged(&a, Merge::UnitStride);
         assert_eq!((dimension.extent, rest.len()), (12, 0));
+    }
+
+    #[test]
+    fn loops_around_the_calls_run_outermost_where_they_step_furthest() {
+        // `z[a, b, c, d] = x[d, b, e, a] · y[e, c]`, loops (a, b, c, d, e), C copied in
+        // (d, b, a, c) order: calls a × c × e, the batch loops b and d around them. d steps a
+        // megabyte through x and C's copy, b 32 KiB: d goes outside, so the calls walk x in
+        // order whatever order the statement names them in.
+        let [na, nb, nc, nd, ne] = [32, 32, 32, 32, 256];
+        let roles = [
+            Role::Left,
+            Role::Batch,
+            Role::Right,
+            Role::Batch,
+            Role::Contracted,
+        ];
+        let x = row_major(&[na, nb, nc, nd, ne], &[3, 1, 4, 0]);
+        let y = row_major(&[na, nb, nc, nd, ne], &[4, 2]);
+        let z = row_major(&[na, nb, nc, nd, ne], &[3, 1, 0, 2]);
+        let outer = |x: [isize; 5], z: [isize; 5]| {
+            let extents = [na, nb, nc, nd, ne];
+            let work = na * nc * ne;
+            let batches = nb * nd;
+            let plan = GemmPlan::merged(&roles, &extents, [x, y, z], work, batches, Merge::Longest);
+            assert_eq!((plan.m.extent, plan.n.extent, plan.k.extent), (na, nc, ne));
+            plan.outer.to_vec()
+        };
+        assert_eq!(outer(x, z), [3, 1]);
+        // Laid out (b, d, …) instead, b goes outside.
+        let x = row_major(&[na, nb, nc, nd, ne], &[1, 3, 4, 0]);
+        let z = row_major(&[na, nb, nc, nd, ne], &[1, 3, 0, 2]);
+        assert_eq!(outer(x, z), [1, 3]);
     }
 
     fn loops(vars: &[usize]) -> Vec<Axis> {

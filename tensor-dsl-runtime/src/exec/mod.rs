@@ -127,6 +127,11 @@ impl<const L: usize> LoopList<L> {
         self.loops[self.len] = var;
         self.len += 1;
     }
+
+    /// Reorders the loops by `key` as [`sort_loops`] does (ties keep their order).
+    pub(crate) fn sort_by<K: Ord>(&mut self, key: &dyn Fn(usize) -> K) {
+        sort_loops(&mut self.loops[..self.len], key);
+    }
 }
 
 impl<const L: usize> std::ops::Deref for LoopList<L> {
