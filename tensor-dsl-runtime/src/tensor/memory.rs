@@ -1,6 +1,6 @@
 //! Element counts → zero-filled buffers for owned tensors, and large buffers → the same
 //! buffers with the kernel asked to back them with huge pages (advice only: no element,
-//! address or length changes).
+//! address or length changes); and the host → the size of its last-level cache, read once.
 //!
 //! A small buffer is taken from the allocator's fast path and filled: glibc's `calloc`, which a
 //! zeroed `Vec` asks for, skips the per-thread cache of freed chunks, so a statement that makes
@@ -127,6 +127,45 @@ fn advise(from: usize, bytes: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise(_from: usize, _bytes: usize) {}
+
+/// The bytes of the last-level (third) cache the first CPU shares, as Linux reports it
+/// (`/sys/devices/system/cpu/cpu0/cache/index3/size`, e.g. `32768K`), read once; `None`
+/// elsewhere, or where the file is missing or unreadable.
+pub(crate) fn shared_cache_bytes() -> Option<usize> {
+    static BYTES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let text = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cache/index3/size");
+        text.ok().and_then(|text| cache_size(&text))
+    })
+}
+
+/// A cache size as Linux writes it: a number of bytes, or of `K`, `M` or `G` bytes.
+fn cache_size(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().last()? {
+        (at, 'K') => (&text[..at], 1 << 10),
+        (at, 'M') => (&text[..at], 1 << 20),
+        (at, 'G') => (&text[..at], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(unit)
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::cache_size;
+
+    #[test]
+    fn cache_sizes_read_as_linux_writes_them() {
+        assert_eq!(cache_size("32768K\n"), Some(32 << 20));
+        assert_eq!(cache_size("8M"), Some(8 << 20));
+        assert_eq!(cache_size("1G"), Some(1 << 30));
+        assert_eq!(cache_size("512"), Some(512));
+        for bad in ["", "K", "12Q", "-4K", "99999999999999999999G"] {
+            assert_eq!(cache_size(bad), None, "{bad:?}");
+        }
+    }
+}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
