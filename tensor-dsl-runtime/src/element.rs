@@ -11,6 +11,10 @@ use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 #[cfg(target_arch = "x86_64")]
 mod thin;
 
+/// A run of a tile's row where C holds it: (first column in the tile, length, offset in C
+/// from the row's); see [`Element::combine_tile`].
+pub(crate) type Run = (usize, usize, isize);
+
 /// [`Element::combine_tile`] element by element.
 ///
 /// # Safety
@@ -242,6 +246,32 @@ pub trait Element:
         // SAFETY: forwarded from this function's contract.
         unsafe { combine_tile_in_order(beta, c, rows, runs, tile, width) }
     }
+    /// `α·A·B` combined straight into C where it lies, as [`Element::combine_tile`] would
+    /// combine the tile [`Element::small_gemm`] makes of it (β = 0, the tile's rows
+    /// contiguous), with the same arithmetic and so the same bits, without the tile: A is
+    /// `m × k` (`(pointer, row stride, column stride)`), B `k × n` (`(pointer, row stride)`, its
+    /// rows contiguous), `n` at most [`Element::tile_columns`]; row `i` of C at `c + rows[i]`,
+    /// its runs `runs` as `combine_tile` takes them. Returns whether it ran: `f32` and `f64` on
+    /// a CPU with AVX-512 F, where every run lies inside the `n` columns and `rows` names at
+    /// least `m` rows; otherwise nothing is touched.
+    ///
+    /// # Safety
+    /// As [`Element::small_gemm`]'s for A and B, and as [`Element::combine_tile`]'s for C.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn product_into_runs(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: Self,
+        a: (*const Self, isize, isize),
+        b: (*const Self, isize),
+        beta: Option<Self>,
+        c: (*mut Self, &[isize], &[Run]),
+    ) -> bool {
+        let _ = (m, k, n, alpha, a, b, beta, c);
+        false
+    }
     /// [`Element::gemm`] on one thread, for a call with a side of at most 32 and little work.
     /// `f32` and `f64` take the runtime's own AVX-512 kernel where the CPU has it and C's
     /// rows (or columns) and B's rows (or A's columns) are contiguous (`element::thin`: on
@@ -470,6 +500,25 @@ macro_rules! impl_float {
                     return;
                 }
                 unsafe { combine_tile_in_order(beta, c, rows, runs, tile, width) }
+            }
+            unsafe fn product_into_runs(
+                m: usize,
+                k: usize,
+                n: usize,
+                alpha: Self,
+                a: (*const Self, isize, isize),
+                b: (*const Self, isize),
+                beta: Option<Self>,
+                c: (*mut Self, &[isize], &[Run]),
+            ) -> bool {
+                // SAFETY: forwarded from this function's contract.
+                #[cfg(target_arch = "x86_64")]
+                return unsafe { thin::product_into_runs(m, k, n, alpha, a, b, beta, c) };
+                #[cfg(not(target_arch = "x86_64"))]
+                {
+                    let _ = (m, k, n, alpha, a, b, beta, c);
+                    false
+                }
             }
             unsafe fn small_gemm(
                 m: usize,

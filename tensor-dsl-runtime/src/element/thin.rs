@@ -5,9 +5,10 @@
 //! every element of C is its terms summed in increasing order of the inner index, each by one
 //! fused multiply-add, then times α (and plus β times the old value where β ≠ 0): the same
 //! bits whatever block of rows it falls in. Also tiles of sums → C where it lies, in masked
-//! vectors (`combine_tile`), with the arithmetic of doing it element by element.
+//! vectors (`combine_tile`), with the arithmetic of doing it element by element, and a
+//! product's rows → C's runs where it lies with that same arithmetic (`product_into_runs`).
 
-use super::Element;
+use super::{Element, Run};
 use std::arch::x86_64::{
     __m512, __m512d, __mmask16, __mmask8, _mm512_add_pd, _mm512_add_ps, _mm512_fmadd_pd,
     _mm512_fmadd_ps, _mm512_mask_storeu_pd, _mm512_mask_storeu_ps, _mm512_maskz_loadu_pd,
@@ -27,6 +28,8 @@ pub(super) trait Lanes: Element {
     type Mask: Copy;
     /// The first `n ≤ LANES` lanes.
     fn first(n: usize) -> Self::Mask;
+    /// Lanes `from..to` (`from ≤ to ≤ LANES`).
+    fn between(from: usize, to: usize) -> Self::Mask;
     /// Every lane zero.
     unsafe fn zero() -> Self::Vector;
     /// Every lane `x`.
@@ -53,6 +56,10 @@ macro_rules! lanes {
             #[inline(always)]
             fn first(n: usize) -> $mask {
                 ((1u32 << n.min($lanes)) - 1) as $mask
+            }
+            #[inline(always)]
+            fn between(from: usize, to: usize) -> $mask {
+                Self::first(to) & !Self::first(from)
             }
             // SAFETY (each function): the caller runs it on a CPU with AVX-512 F, all the
             // intrinsic needs, and for a load or store, the masked lanes' addresses are valid.
@@ -174,6 +181,11 @@ unsafe fn in_passes<T: Lanes>(
 ) {
     let width = WIDEST * T::LANES;
     for first in (0..n).step_by(width) {
+        let c = Target::Rows {
+            c: c.wrapping_add(first),
+            rsc,
+            beta,
+        };
         // SAFETY: columns `first..first + width` (at most `n`) of B and C, the caller's.
         unsafe {
             product(
@@ -183,8 +195,7 @@ unsafe fn in_passes<T: Lanes>(
                 alpha,
                 a,
                 (b.wrapping_add(first), rsb),
-                beta,
-                (c.wrapping_add(first), rsc),
+                c,
             )
         };
     }
@@ -209,6 +220,46 @@ pub(super) unsafe fn combine_tile<T: Lanes>(
     }
     // SAFETY: the CPU has AVX-512 F; the caller vouches for the elements.
     unsafe { combine_vectors(beta, c, rows, runs, tile, width) };
+    true
+}
+
+/// `α·A·B` (`m × k` times `k × n`, `n` at most [`columns`], B's rows contiguous) combined
+/// straight into C where it lies, as [`combine_tile`] would combine the tile `gemm` makes of
+/// it with β = 0, if the CPU has AVX-512 F: the same arithmetic, so the same bits, without
+/// the tile. Row `i` of C is at `c + rows[i]` (`rows` at least `m` long), its runs `runs` as
+/// `combine_tile` takes them, each inside the `n` columns. Returns whether it ran (otherwise
+/// nothing is touched).
+///
+/// # Safety
+/// As `gemm`'s for A and B, and as [`combine_tile`]'s for C.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn product_into_runs<T: Lanes>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    a: (*const T, isize, isize),
+    b: (*const T, isize),
+    beta: Option<T>,
+    (c, rows, runs): (*mut T, &[isize], &[Run]),
+) -> bool {
+    let inside = runs.iter().all(|&(first, length, _)| first + length <= n);
+    if !std::arch::is_x86_feature_detected!("avx512f")
+        || n > WIDEST * T::LANES
+        || rows.len() < m
+        || !inside
+    {
+        return false;
+    }
+    let c = Target::Runs {
+        c,
+        rows: &rows[..m],
+        runs,
+        beta,
+    };
+    // SAFETY: the CPU has AVX-512 F; A, B and C's rows and runs are the caller's, the runs
+    // inside the `n ≤ 2·LANES` columns and `m` rows named.
+    unsafe { product(m, k, n, alpha, a, b, c) };
     true
 }
 
@@ -311,14 +362,54 @@ fn prefetch<T>(at: *const T) {
     };
 }
 
-/// `C = α·A·B (+ β·C)` where B's and C's rows are contiguous and `n ≤ 2·LANES`: A's element
-/// `(i, p)` at `a + i·rsa + p·csa`, B's row `p` at `b + p·rsb`, C's row `i` at `c + i·rsc`.
+/// Where [`product`] puts `α·A·B`'s rows, and how.
+#[derive(Clone, Copy)]
+enum Target<'t, T> {
+    /// Row `i` at `c + i·rsc`, its `n` elements contiguous: `α·A·B`, plus `β·C` where β ≠ 0.
+    Rows { c: *mut T, rsc: isize, beta: T },
+    /// Row `i` at `c + rows[i]`, its columns in `runs` as [`combine_tile`] takes them: each
+    /// run `(first, length, offset)` of columns `first..first + length` at `offset` from the
+    /// row, combined with C as `combine_tile` combines a tile of `α·A·B` (`beta`).
+    Runs {
+        c: *mut T,
+        rows: &'t [isize],
+        runs: &'t [Run],
+        beta: Option<T>,
+    },
+}
+
+impl<T> Target<'_, T> {
+    /// The target of rows `from..` (of a block of rows at most `rows` long).
+    fn from(self, from: usize, rows: usize) -> Self {
+        match self {
+            Target::Rows { c, rsc, beta } => Target::Rows {
+                c: c.wrapping_offset((from as isize).wrapping_mul(rsc)),
+                rsc,
+                beta,
+            },
+            Target::Runs {
+                c,
+                rows: offsets,
+                runs,
+                beta,
+            } => Target::Runs {
+                c,
+                rows: &offsets[from..(from + rows).min(offsets.len())],
+                runs,
+                beta,
+            },
+        }
+    }
+}
+
+/// `α·A·B` into `c` as [`Target`] says, where B's rows are contiguous and `n ≤ 2·LANES`: A's
+/// element `(i, p)` at `a + i·rsa + p·csa`, B's row `p` at `b + p·rsb`.
 ///
 /// # Safety
 /// The CPU has AVX-512 F; every element so addressed is valid (A and B for reads, C for reads
-/// and writes), C's distinct and overlapping neither A nor B.
+/// and writes), C's distinct and overlapping neither A nor B; a target's runs lie inside the
+/// `n` columns, and it names `m` rows.
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
 unsafe fn product<T: Lanes>(
     m: usize,
     k: usize,
@@ -326,8 +417,7 @@ unsafe fn product<T: Lanes>(
     alpha: T,
     (a, rsa, csa): (*const T, isize, isize),
     (b, rsb): (*const T, isize),
-    beta: T,
-    (c, rsc): (*mut T, isize),
+    c: Target<'_, T>,
 ) {
     let masks = [T::first(n), T::first(n.saturating_sub(T::LANES))];
     let wide = n > T::LANES;
@@ -337,19 +427,14 @@ unsafe fn product<T: Lanes>(
     let (mut i, mut number) = (0, 0);
     while i < m {
         let rows = (m - i).min(most);
-        let (a, c) = (
-            a.wrapping_offset(i as isize * rsa),
-            c.wrapping_offset(i as isize * rsc),
-        );
         let block = Block {
             k,
             next: (next.wrapping_add(number * k * share), share),
-            a: (a, rsa, csa),
+            a: (a.wrapping_offset(i as isize * rsa), rsa, csa),
             b: (b, rsb),
-            c: (c, rsc),
+            c: c.from(i, rows),
             masks,
             alpha,
-            beta,
         };
         // SAFETY: rows `i..i + rows` of A and C, all of them the caller's, and the vectors
         // their `n` elements take.
@@ -388,21 +473,20 @@ unsafe fn product<T: Lanes>(
 
 /// Rows of C from `c` on and the rows of A they take (see [`product`]).
 #[derive(Clone, Copy)]
-struct Block<T: Lanes> {
+struct Block<'t, T: Lanes> {
     k: usize,
     /// Where this block's share of the next call's A starts, and how many elements of it
     /// each step asks for (0: none).
     next: (*const T, usize),
     a: (*const T, isize, isize),
     b: (*const T, isize),
-    c: (*mut T, isize),
+    c: Target<'t, T>,
     /// The lanes of a row's first and second vector.
     masks: [T::Mask; WIDEST],
     alpha: T,
-    beta: T,
 }
 
-impl<T: Lanes> Block<T> {
+impl<T: Lanes> Block<'_, T> {
     /// Sums and writes its first `R` rows, `V` vectors each.
     ///
     /// # Safety
@@ -414,10 +498,9 @@ impl<T: Lanes> Block<T> {
             next: (next, share),
             a: (a, rsa, csa),
             b: (b, rsb),
-            c: (c, rsc),
+            c,
             masks,
             alpha,
-            beta,
         } = *self;
         // Lanes `v·LANES..` of a row, under vector `v`'s mask.
         let lanes = |row: *const T, v: usize| row.wrapping_add(v * T::LANES);
@@ -447,16 +530,61 @@ impl<T: Lanes> Block<T> {
                 }
             }
             let alpha = T::splat(alpha);
-            for (r, sums) in sums.into_iter().enumerate() {
-                let slot = c.wrapping_offset(r as isize * rsc);
-                for (v, sum) in sums.into_iter().enumerate() {
-                    let (mask, slot) = (masks[v], lanes(slot, v).cast_mut());
-                    let mut value = T::mul_lanes(alpha, sum);
-                    if beta != T::ZERO {
-                        value =
-                            T::add_lanes(T::mul_lanes(T::splat(beta), T::load(mask, slot)), value);
+            match c {
+                Target::Rows { c, rsc, beta } => {
+                    for (r, sums) in sums.into_iter().enumerate() {
+                        let slot = c.wrapping_offset(r as isize * rsc);
+                        for (v, sum) in sums.into_iter().enumerate() {
+                            let (mask, slot) = (masks[v], lanes(slot, v).cast_mut());
+                            let mut value = T::mul_lanes(alpha, sum);
+                            if beta != T::ZERO {
+                                let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
+                                value = T::add_lanes(old, value);
+                            }
+                            T::store(mask, slot, value);
+                        }
                     }
-                    T::store(mask, slot, value);
+                }
+                Target::Runs {
+                    c,
+                    rows,
+                    runs,
+                    beta,
+                } => {
+                    for (&row, sums) in rows.iter().zip(sums) {
+                        let values = sums.map(|sum| T::mul_lanes(alpha, sum));
+                        for &(first, length, offset) in runs {
+                            // Column `j` of the run at `base + j`; vector `v` holds columns
+                            // `v·LANES..`, of which the run's go under `mask`.
+                            let base = c
+                                .wrapping_offset(row.wrapping_add(offset))
+                                .wrapping_sub(first);
+                            for (v, &value) in values.iter().enumerate() {
+                                let (from, to) = (
+                                    first.max(v * T::LANES),
+                                    (first + length).min((v + 1) * T::LANES),
+                                );
+                                if from >= to {
+                                    continue;
+                                }
+                                let mask = T::between(from - v * T::LANES, to - v * T::LANES);
+                                // Only the masked lanes, the run's columns, are touched (and
+                                // faulted on): C's elements the caller named.
+                                let slot = lanes(base, v).cast_mut();
+                                let value = match beta {
+                                    None => value,
+                                    Some(beta) if beta == T::ONE => {
+                                        T::add_lanes(T::load(mask, slot), value)
+                                    }
+                                    Some(beta) => {
+                                        let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
+                                        T::add_lanes(old, value)
+                                    }
+                                };
+                                T::store(mask, slot, value);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -737,6 +865,126 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `product_into_runs` against `gemm` into a tile combined element by element, bit for
+    /// bit, over C's whole buffer (elements outside the runs untouched), for every β; where
+    /// the CPU lacks AVX-512 F, or a run lies past the `n` columns, C must be untouched.
+    fn check_runs<T: Lanes + std::fmt::Debug>(
+        value: fn(usize) -> T,
+        [nan, infinity]: [T; 2],
+        bits: fn(T) -> u64,
+    ) {
+        let width = WIDEST * T::LANES;
+        let row = 3 * width;
+        let alpha = value(3);
+        for (m, k, n) in [
+            (1, 1, 1),
+            (7, 13, 5),
+            (8, 0, width),
+            (9, 4, T::LANES + 3),
+            (24, 13, width),
+            (17, 2, T::LANES),
+        ] {
+            // A column-major (as panels pack it) and row-major; B's rows `width` apart.
+            let a: Vec<T> = (0..m * k).map(|at| value(at + 1)).collect();
+            let b: Vec<T> = (0..k * width).map(|at| value(at + 1000)).collect();
+            let rows: Vec<isize> = (0..m).map(|i| (i * row + i % 3) as isize).collect();
+            // Runs of 3, 12, 1, 5, … columns, a gap before each, some across the vectors.
+            let mut runs = Vec::new();
+            let (mut first, mut lengths) = (0, [3, 12, 1, 5].into_iter().cycle());
+            while first < n {
+                let length = lengths.next().unwrap().min(n - first);
+                runs.push((first, length, (2 * first + 1) as isize));
+                first += length;
+            }
+            for (rsa, csa) in [(1, m as isize), (k as isize, 1)] {
+                for beta in [None, Some(T::ONE), Some(value(5)), Some(T::ZERO)] {
+                    let start: Vec<T> = (0..m * row + 2)
+                        .map(|at| match beta {
+                            None => nan,
+                            Some(_) if at % 7 == 0 => {
+                                [nan, infinity, T::ZERO.negated()][at / 7 % 3]
+                            }
+                            Some(_) => value(at + 11),
+                        })
+                        .collect();
+                    let (mut direct, mut expected) = (start.clone(), start.clone());
+                    let mut tile = vec![T::ZERO; m.max(1) * width];
+                    // SAFETY: A `m × k` and B `k × n` (rows `width` apart) inside their
+                    // buffers; each row's runs end before `2n + 1 + n < 3·width` from the row,
+                    // rows `3·width` apart, all inside C; the tile is its own buffer.
+                    let ran = unsafe {
+                        let ran = product_into_runs(
+                            m,
+                            k,
+                            n,
+                            alpha,
+                            (a.as_ptr(), rsa, csa),
+                            (b.as_ptr(), width as isize),
+                            beta,
+                            (direct.as_mut_ptr(), &rows, &runs),
+                        );
+                        let tiled = gemm(
+                            m,
+                            k,
+                            n,
+                            alpha,
+                            (a.as_ptr(), rsa, csa),
+                            (b.as_ptr(), width as isize, 1),
+                            T::ZERO,
+                            (tile.as_mut_ptr(), width as isize, 1),
+                        );
+                        assert_eq!(ran, tiled);
+                        crate::element::combine_tile_in_order(
+                            beta,
+                            expected.as_mut_ptr(),
+                            &rows,
+                            &runs,
+                            &tile,
+                            width,
+                        );
+                        ran
+                    };
+                    let want = if ran { &expected } else { &start };
+                    for (at, (x, y)) in direct.iter().zip(want).enumerate() {
+                        assert_eq!(bits(*x), bits(*y), "{m}×{k}×{n} {beta:?}: element {at}");
+                    }
+                }
+            }
+            // A run past the `n` columns: refused, C untouched.
+            let mut c: Vec<T> = (0..m * row + 2).map(value).collect();
+            let before: Vec<u64> = c.iter().map(|&x| bits(x)).collect();
+            // SAFETY: refused before anything is read or written.
+            let ran = unsafe {
+                product_into_runs(
+                    m,
+                    k,
+                    n,
+                    alpha,
+                    (a.as_ptr(), 1, m as isize),
+                    (b.as_ptr(), width as isize),
+                    None,
+                    (c.as_mut_ptr(), &rows, &[(n - 1, 2, 0)]),
+                )
+            };
+            assert!(!ran);
+            assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
+        }
+    }
+
+    #[test]
+    fn products_go_straight_into_runs_as_their_tiles_would() {
+        check_runs::<f32>(
+            |n| (n as f32 * 0.37).sin() * 1e3,
+            [f32::NAN, f32::INFINITY],
+            |x| x.to_bits().into(),
+        );
+        check_runs::<f64>(
+            |n| (n as f64 * 0.37).sin() * 1e3,
+            [f64::NAN, f64::INFINITY],
+            f64::to_bits,
+        );
     }
 
     #[test]

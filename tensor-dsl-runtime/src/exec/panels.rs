@@ -1,9 +1,10 @@
 //! Two-operand contraction steps whose matrices no GEMM call takes on their own strides →
 //! panels packed from the operands as they lie and the thin kernel, C written where it lies
 //! (GETT: no copy of C, no gathering per call). Invariant: every element of C is its terms
-//! summed in the order of the flattened inner index by one [`Element::small_gemm`] call over
-//! all of them, then combined with C as the step's mode says: the same bits whatever block of
-//! rows, panel or thread computes it.
+//! summed in the order of the flattened inner index by one kernel call over all of them
+//! ([`Element::product_into_runs`], or [`Element::small_gemm`] into a tile), then combined
+//! with C as the step's mode says: the same bits whatever block of rows, panel or thread
+//! computes it.
 
 use crate::element::Element;
 use crate::operand::access::Mode;
@@ -101,8 +102,9 @@ struct Panels<'p, T> {
 unsafe impl<T: Sync> Sync for Panels<'_, T> {}
 
 impl<T: Element> Panels<'_, T> {
-    /// Rows `rows` of C: the row operand's block packed, then one kernel call per panel into a
-    /// tile, combined into C run by run.
+    /// Rows `rows` of C: the row operand's block packed, then one kernel call per panel
+    /// straight into C's runs (`Element::product_into_runs`), or into a tile combined into C
+    /// run by run where the type has no such kernel.
     fn run(&self, rows: std::ops::Range<usize>) {
         let inner = self.inner_offsets.len();
         let width = self.width;
@@ -143,6 +145,32 @@ impl<T: Element> Panels<'_, T> {
                             prefetch_for_writing(first.wrapping_add(length - 1));
                         }
                     }
+                    let a = (packed_rows[first_row..].as_ptr(), 1, height as isize);
+                    // Straight into C where the type's kernel can: the same bits as the tile
+                    // combined below, without writing and reading the tile (TCCG
+                    // `abcdef-dega-gfbc`, one binary in turns: one thread 168–173 → 180–189
+                    // GFLOP/s, two 319–326 → 336–342).
+                    // SAFETY: A is rows `first_row..` of the packed block (`height × inner`,
+                    // column-major), B the panel (`inner × columns`, rows `width` apart): this
+                    // function's own buffers; C's rows and runs as `combine_tile` below
+                    // takes them (the step proved every offset inside the target, no other
+                    // part writes these rows), overlapping neither.
+                    let into_c = self.conj == [false, false]
+                        && unsafe {
+                            T::product_into_runs(
+                                rows,
+                                inner,
+                                columns,
+                                self.alpha,
+                                a,
+                                (packed.as_ptr(), width as isize),
+                                self.beta,
+                                (self.c, c_rows, runs),
+                            )
+                        };
+                    if into_c {
+                        continue;
+                    }
                     // SAFETY: A is rows `first_row..` of the packed block (`height × inner`,
                     // column-major), B the panel (`inner × columns`, rows `width` apart), C the
                     // tile (`rows × columns`, rows `width` apart): all this function's own
@@ -153,7 +181,7 @@ impl<T: Element> Panels<'_, T> {
                             inner,
                             columns,
                             self.alpha,
-                            (packed_rows.as_ptr().add(first_row), 1, height as isize),
+                            a,
                             (packed.as_ptr(), width as isize, 1),
                             T::ZERO,
                             (tile.as_mut_ptr(), width as isize, 1),
