@@ -11,6 +11,10 @@ use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 #[cfg(target_arch = "x86_64")]
 mod thin;
 
+/// The bytes of a cache line on the machines measured: the unit a non-temporal store fills,
+/// that the runtime's buffers are aligned to and that prefetches ask for.
+pub(crate) const LINE: usize = 64;
+
 /// A run of a tile's row where C holds it: (first column in the tile, length, offset in C
 /// from the row's); see [`Element::combine_tile`].
 pub(crate) type Run = (usize, usize, isize);

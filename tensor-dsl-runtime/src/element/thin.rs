@@ -8,7 +8,7 @@
 //! vectors (`combine_tile`), with the arithmetic of doing it element by element, and a
 //! product's rows → C's runs where it lies with that same arithmetic (`product_into_runs`).
 
-use super::{Element, Run};
+use super::{Element, Run, LINE};
 use std::arch::x86_64::{
     __m512, __m512d, __mmask16, __mmask8, _mm512_add_pd, _mm512_add_ps, _mm512_fmadd_pd,
     _mm512_fmadd_ps, _mm512_mask_storeu_pd, _mm512_mask_storeu_ps, _mm512_maskz_loadu_pd,
@@ -243,7 +243,8 @@ pub(super) unsafe fn product_into_runs<T: Lanes>(
     beta: Option<T>,
     (c, rows, runs): (*mut T, &[isize], &[Run]),
 ) -> bool {
-    let inside = runs.iter().all(|&(first, length, _)| first + length <= n);
+    let inside = (runs.iter())
+        .all(|&(first, length, _)| first.checked_add(length).is_some_and(|end| end <= n));
     if !std::arch::is_x86_feature_detected!("avx512f")
         || n > WIDEST * T::LANES
         || rows.len() < m
@@ -341,6 +342,7 @@ const NEXT_A_BYTES: usize = 128 << 10;
 /// How many elements of the next call's A each step of each of a call's blocks (of at most
 /// `most` rows) asks for: enough that the blocks' `k` steps together cover `m × k` elements,
 /// where A (strides `rsa`, `csa`) is one dense block of at most [`NEXT_A_BYTES`]; else 0.
+/// A step asks for each cache line its share starts in or runs on to ([`share_lines`]).
 fn next_a_share<T>(m: usize, k: usize, (rsa, csa): (isize, isize), most: usize) -> usize {
     let dense = (rsa == 1 && csa == m as isize) || (csa == 1 && rsa == k as isize);
     let small = m.saturating_mul(k).saturating_mul(size_of::<T>()) <= NEXT_A_BYTES;
@@ -349,6 +351,14 @@ fn next_a_share<T>(m: usize, k: usize, (rsa, csa): (isize, isize), most: usize) 
     } else {
         0
     }
+}
+
+/// How many cache lines a step asks for to cover `share` elements from where it starts: the
+/// one it starts in and as many more as the share's bytes run on to, short of the line the
+/// next step starts in (the last step's share may end in a line no step asks for).
+fn share_lines<T>(share: usize) -> usize {
+    // At most two: `Block::run` asks for no more.
+    share.saturating_mul(size_of::<T>()).div_ceil(LINE).min(2)
 }
 
 /// Asks for the cache line holding `at` (a hint: no address need be valid).
@@ -423,13 +433,18 @@ unsafe fn product<T: Lanes>(
     let wide = n > T::LANES;
     let most = if wide { SUMS / 2 } else { SUMS };
     let share = next_a_share::<T>(m, k, (rsa, csa), most);
+    let lines = share_lines::<T>(share);
     let next = a.wrapping_add(m.wrapping_mul(k));
-    let (mut i, mut number) = (0, 0);
+    let (mut i, mut number) = (0, 0usize);
     while i < m {
         let rows = (m - i).min(most);
         let block = Block {
             k,
-            next: (next.wrapping_add(number * k * share), share),
+            next: (
+                next.wrapping_add(number.wrapping_mul(k).wrapping_mul(share)),
+                share,
+                lines,
+            ),
             a: (a.wrapping_offset(i as isize * rsa), rsa, csa),
             b: (b, rsb),
             c: c.from(i, rows),
@@ -475,9 +490,9 @@ unsafe fn product<T: Lanes>(
 #[derive(Clone, Copy)]
 struct Block<'t, T: Lanes> {
     k: usize,
-    /// Where this block's share of the next call's A starts, and how many elements of it
-    /// each step asks for (0: none).
-    next: (*const T, usize),
+    /// Where this block's share of the next call's A starts, how many elements of it each
+    /// step asks for, and in how many cache lines (0: none).
+    next: (*const T, usize, usize),
     a: (*const T, isize, isize),
     b: (*const T, isize),
     c: Target<'t, T>,
@@ -495,7 +510,7 @@ impl<T: Lanes> Block<'_, T> {
     unsafe fn run<const R: usize, const V: usize>(&self) {
         let Block {
             k,
-            next: (next, share),
+            next: (next, share, lines),
             a: (a, rsa, csa),
             b: (b, rsb),
             c,
@@ -519,8 +534,14 @@ impl<T: Lanes> Block<'_, T> {
                 let ahead = column.wrapping_offset(COLUMNS_AHEAD.wrapping_mul(csa));
                 prefetch(ahead);
                 prefetch(ahead.wrapping_offset((R as isize - 1).wrapping_mul(rsa)));
-                if share != 0 {
-                    prefetch(next.wrapping_add(p.wrapping_mul(share)));
+                // One or two lines (a share is at most 16 elements of at most 8 bytes), as
+                // branches rather than a loop, which cost the kernel registers.
+                if lines != 0 {
+                    let share_from = next.wrapping_add(p.wrapping_mul(share));
+                    prefetch(share_from);
+                    if lines > 1 {
+                        prefetch(share_from.wrapping_add(LINE / size_of::<T>()));
+                    }
                 }
                 for (r, sums) in sums.iter_mut().enumerate() {
                     let x = T::splat(column.wrapping_offset(r as isize * rsa).read());
@@ -763,6 +784,23 @@ mod tests {
         );
     }
 
+    /// The cache lines (64 bytes each) of the next A that a call's blocks ask for, as
+    /// `Block::run` computes their addresses, for an A of `m × k` elements of `T`.
+    fn lines_asked<T>(m: usize, k: usize, most: usize) -> std::collections::BTreeSet<usize> {
+        let share = next_a_share::<T>(m, k, (1, m as isize), most);
+        let (lines, size) = (share_lines::<T>(share), size_of::<T>());
+        let mut asked = std::collections::BTreeSet::new();
+        for block in 0..m.div_ceil(most) {
+            for p in 0..k {
+                for line in 0..lines {
+                    let at = (block * k * share + p * share + line * (LINE / size)) * size;
+                    asked.insert(at / LINE);
+                }
+            }
+        }
+        asked
+    }
+
     #[test]
     fn calls_ask_for_all_of_the_next_dense_a_and_nothing_else() {
         // TCCG `abcd-dbea-ec`'s calls: 32 × 256, column-major, blocks of eight rows.
@@ -773,9 +811,28 @@ mod tests {
                     let blocks = m.div_ceil(most);
                     for strides in [(1, m as isize), (k as isize, 1)] {
                         let share = next_a_share::<f32>(m, k, strides, most);
-                        // Every element of the next A, and no more than a block's rows a step.
-                        assert!(blocks * k * share >= m * k && share <= most, "{m} × {k}");
+                        // Every element of the next A, and at most one more a block a step.
+                        assert!(blocks * k * share >= m * k, "{m} × {k}");
+                        assert!((share - 1) * blocks < m, "{m} × {k}");
                     }
+                    // Every line of the next A but perhaps the last, and none past the
+                    // element after the last share, in f32 and f64 (a share of 128 bytes).
+                    fn check<T>(m: usize, k: usize, most: usize) {
+                        let (bytes, size) = (m * k * size_of::<T>(), size_of::<T>());
+                        let asked = lines_asked::<T>(m, k, most);
+                        let share = next_a_share::<T>(m, k, (1, m as isize), most);
+                        if bytes > NEXT_A_BYTES {
+                            assert!(share == 0 && asked.is_empty(), "{m} × {k}");
+                            return;
+                        }
+                        let end = m.div_ceil(most) * k * share * size;
+                        for line in 0..bytes.div_ceil(LINE) - 1 {
+                            assert!(asked.contains(&line), "{m} × {k}: line {line}");
+                        }
+                        assert!(asked.iter().all(|&line| line * LINE < end.max(size)));
+                    }
+                    check::<f32>(m, k, most);
+                    check::<f64>(m, k, most);
                     // Not one dense block: a gap between columns or rows.
                     assert_eq!(next_a_share::<f32>(m, k, (1, m as isize + 1), most), 0);
                     assert_eq!(next_a_share::<f32>(m, k, (k as isize + 1, 1), most), 0);
@@ -969,6 +1026,24 @@ mod tests {
                 )
             };
             assert!(!ran);
+            assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
+            // Fewer rows named than the product has, or a run's end past `usize`: refused too.
+            // SAFETY: refused before anything is read or written.
+            let refused = unsafe {
+                [(&rows[..m - 1], (0, 1, 0)), (&rows[..], (1, usize::MAX, 0))].map(|(rows, run)| {
+                    product_into_runs(
+                        m,
+                        k,
+                        n,
+                        alpha,
+                        (a.as_ptr(), 1, m as isize),
+                        (b.as_ptr(), width as isize),
+                        None,
+                        (c.as_mut_ptr(), rows, &[run]),
+                    )
+                })
+            };
+            assert_eq!(refused, [false, false]);
             assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
         }
     }

@@ -224,6 +224,8 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
     // Summed loops of extent one sum nothing (a step renumbered for fewer loops than the
     // statement's has them): such a nest is point-wise, where this instance has those paths.
     let point_wise = P::POINT_WISE && extents[n_out..].iter().all(|&extent| extent == 1);
+    let source_strides: [isize; L] =
+        std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
     // Streamed only where the nest is point-wise and no two points write one element, so
     // each streamed element is written once.
     let stream = copy
@@ -234,9 +236,11 @@ pub(super) fn evaluate_nest<T: Element, const L: usize, const N: usize, P: NestP
         && operands.iter().all(|operand| !operand.part)
         && streams::<T>()
         && point_wise
-        && (streamed_by_size::<T>(&extents[..n_out], &target_strides[..n_out]) || stream_always());
-    let source_strides: [isize; L] =
-        std::array::from_fn(|var| operand_strides[var].first().copied().unwrap_or(0));
+        && (streamed_by_size::<T>(
+            &extents[..n_out],
+            &target_strides[..n_out],
+            &source_strides[..n_out],
+        ) || stream_always());
     // Saturating: a nest with an empty loop has no points, whatever the others' product.
     let points = extents
         .iter()
@@ -520,16 +524,19 @@ fn merged<const L: usize, const N: usize>(
 // `copy_from_slice`, whose large copies stream.
 const STREAM_BYTES: usize = 8 << 20;
 
-/// Whether a copy into a target of these extents and strides (its loops') streams by its size
-/// on this host ([`streams_in`] with `memory::shared_cache_bytes`).
-fn streamed_by_size<T>(extents: &[usize], strides: &[isize]) -> bool {
-    streams_in::<T>(extents, strides, shared_cache_bytes())
+/// Whether a copy into a target of these extents and strides (its loops'; the source's
+/// `source`) streams by its size on this host ([`streams_in`] with
+/// `memory::shared_cache_bytes`).
+fn streamed_by_size<T>(extents: &[usize], strides: &[isize], source: &[isize]) -> bool {
+    streams_in::<T>(extents, strides, source, shared_cache_bytes())
 }
 
-/// Whether a copy into a target of these extents and strides streams by its size, next to a
-/// last-level cache of `cache` bytes (if known): from [`STREAM_BYTES`], except where every
-/// stride of the target is a power of two, one of them a page or more, and it takes less than
-/// half the cache. There the source and the target stay cached, and plain stores measured
+/// Whether a copy into a target of these extents and strides (the source's `source`) streams
+/// by its size, next to a last-level cache of `cache` bytes (if known): from [`STREAM_BYTES`],
+/// except where it transposes (the source steps otherwise than the target along some loop),
+/// every running stride of the target is a power of two, one of them a page or more, and the
+/// target takes less than half the cache. There the source and the target stay cached, and
+/// plain stores measured
 /// faster: streamed stores into rows a page apart contend for the same memory banks, which the
 /// cache spares them. One thread, 32 MiB of L3: `c[k, j, i] = a[i, j, k]` over 128³ f32 (8 MiB)
 /// streamed 26.5 GB/s, cached 34–36; `c[k, i, j]` 26.5 against 40–44; TCCG `abc-dca-bd`, whose
@@ -537,8 +544,16 @@ fn streamed_by_size<T>(extents: &[usize], strides: &[isize]) -> bool {
 /// 77–83 against 42–48; `c[k, j, i, l] = a[i, j, k, l]` over 96 × 40 × 96 × 8 f32 36 against 21;
 /// all powers of two but half the cache, 16 MiB (TCCG `abcde-efbad-cf`'s C copied back), 55–57
 /// against 43–46.
-fn streams_in<T>(extents: &[usize], strides: &[isize], cache: Option<usize>) -> bool {
+fn streams_in<T>(
+    extents: &[usize],
+    strides: &[isize],
+    source: &[isize],
+    cache: Option<usize>,
+) -> bool {
     let bytes = target_bytes::<T>(extents);
+    // A copy that only moves its runs (the same strides on both sides) has no tile rows.
+    let transposes = (extents.iter().zip(strides).zip(source))
+        .any(|((&extent, &target), &source)| extent > 1 && target != source);
     // The strides of the loops that run.
     let running = || {
         extents
@@ -549,7 +564,7 @@ fn streams_in<T>(extents: &[usize], strides: &[isize], cache: Option<usize>) -> 
     };
     let paged = running().all(usize::is_power_of_two)
         && running().any(|stride| stride.saturating_mul(size_of::<T>()) >= PAGE);
-    let cached = paged && cache.is_some_and(|cache| bytes < cache / 2);
+    let cached = transposes && paged && cache.is_some_and(|cache| bytes < cache / 2);
     bytes >= STREAM_BYTES && !cached
 }
 
@@ -3576,8 +3591,13 @@ mod tests {
             }
             strides
         };
+        // Transposed: the source row-major over the loops reversed.
+        let reversed = |extents: &[usize]| -> Vec<isize> {
+            let reversed: Vec<usize> = extents.iter().rev().copied().collect();
+            row_major(&reversed).into_iter().rev().collect()
+        };
         let streams = |extents: &[usize], cache: Option<usize>| {
-            streams_in::<f32>(extents, &row_major(extents), cache)
+            streams_in::<f32>(extents, &row_major(extents), &reversed(extents), cache)
         };
         let l3 = Some(32 << 20);
         // 8 MiB, every stride a power of two: cached next to 32 MiB, streamed next to less or
@@ -3591,12 +3611,28 @@ mod tests {
         assert!(streams(&[140, 140, 140], l3));
         assert!(streams(&[96, 40, 96, 8], l3));
         assert!(!streams(&[64, 64, 64], None));
+        // No stride of a page: transposed rows 2 KiB apart stream.
+        assert!(streams(&[1 << 12, 512], l3));
+        // A copy that moves its runs as they lie has no tiles: 8 MiB streams.
+        let plain = row_major(&[2048, 1024]);
+        assert!(streams_in::<f32>(&[2048, 1024], &plain, &plain, l3));
         // Loops of one point have no say, whatever their stride; reversed rows count by size.
         let mut strides = row_major(&[128, 1, 128, 128]);
         strides[1] = 7;
         strides[0] = -strides[0];
-        assert!(!streams_in::<f32>(&[128, 1, 128, 128], &strides, l3));
-        assert!(streams_in::<f64>(&[128, 1, 128, 128], &strides, l3));
+        let source = reversed(&[128, 1, 128, 128]);
+        assert!(!streams_in::<f32>(
+            &[128, 1, 128, 128],
+            &strides,
+            &source,
+            l3
+        ));
+        assert!(streams_in::<f64>(
+            &[128, 1, 128, 128],
+            &strides,
+            &source,
+            l3
+        ));
     }
 
     #[test]

@@ -36,9 +36,7 @@ const FILLED_BELOW: usize = 4096;
 /// made in a loop should not pay for the bytes.
 const LINE_ALIGNED_FROM: usize = 4096;
 
-/// The bytes of a cache line on the machines measured: the unit a non-temporal store fills
-/// and that the runtime's buffers are aligned to.
-pub(crate) const LINE: usize = 64;
+pub(crate) use crate::element::LINE;
 
 /// The bytes of a page of memory, at least (4 KiB on x86-64 and most ARM systems): cache sets
 /// repeat at a multiple of it, so rows a whole number of pages apart evict each other.
@@ -128,14 +126,21 @@ fn advise(from: usize, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise(_from: usize, _bytes: usize) {}
 
-/// The bytes of the last-level (third) cache the first CPU shares, as Linux reports it
-/// (`/sys/devices/system/cpu/cpu0/cache/index3/size`, e.g. `32768K`), read once; `None`
-/// elsewhere, or where the file is missing or unreadable.
+/// The bytes of the third-level cache the first CPU shares, as Linux reports it
+/// (`/sys/devices/system/cpu/cpu0/cache/index3/size`, e.g. `32768K`, where that entry's
+/// `level` reads 3), read once; `None` elsewhere, or where the files are missing, unreadable
+/// or describe another level.
 pub(crate) fn shared_cache_bytes() -> Option<usize> {
     static BYTES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
-        let text = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cache/index3/size");
-        text.ok().and_then(|text| cache_size(&text))
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index3/{name}"))
+                .ok()
+        };
+        let third = read("level").is_some_and(|level| level.trim() == "3");
+        read("size")
+            .filter(|_| third)
+            .and_then(|text| cache_size(&text))
     })
 }
 
@@ -161,7 +166,14 @@ mod cache_tests {
         assert_eq!(cache_size("8M"), Some(8 << 20));
         assert_eq!(cache_size("1G"), Some(1 << 30));
         assert_eq!(cache_size("512"), Some(512));
-        for bad in ["", "K", "12Q", "-4K", "99999999999999999999G"] {
+        for bad in [
+            "",
+            "K",
+            "12Q",
+            "-4K",
+            "99999999999999999999G",
+            "18446744073709551615K",
+        ] {
             assert_eq!(cache_size(bad), None, "{bad:?}");
         }
     }
