@@ -289,22 +289,32 @@ unsafe fn combine_vectors<T: Lanes>(
                 // and, as the caller vouches, inside C; masked-off lanes are neither read nor
                 // written (nor faulted on).
                 unsafe {
-                    let slot = slots.add(start);
-                    let mut value = T::load(mask, values.as_ptr().add(start));
-                    match beta {
-                        None => {}
-                        Some(beta) if beta == T::ONE => {
-                            value = T::add_lanes(T::load(mask, slot), value)
-                        }
-                        Some(beta) => {
-                            let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
-                            value = T::add_lanes(old, value);
-                        }
-                    }
-                    T::store(mask, slot, value);
+                    let value = T::load(mask, values.as_ptr().add(start));
+                    combine_vector(beta, mask, slots.add(start), value)
                 }
             }
         }
+    }
+}
+
+/// `value`'s masked lanes combined into C's at `slot` as [`Element::combine_tile`] says:
+/// stored as they are where `beta` is `None` (C is not read), added to C where β is one, else
+/// added to `β·C` (multiplied, then added). [`combine_vectors`] and [`product_into_runs`]
+/// both store through it, so their bits agree.
+///
+/// # Safety
+/// The CPU has AVX-512 F; the masked lanes from `slot` on are valid for reads and writes
+/// (masked-off lanes are neither read nor written, nor faulted on).
+#[inline(always)]
+unsafe fn combine_vector<T: Lanes>(beta: Option<T>, mask: T::Mask, slot: *mut T, value: T::Vector) {
+    // SAFETY: the caller's.
+    unsafe {
+        let value = match beta {
+            None => value,
+            Some(beta) if beta == T::ONE => T::add_lanes(T::load(mask, slot), value),
+            Some(beta) => T::add_lanes(T::mul_lanes(T::splat(beta), T::load(mask, slot)), value),
+        };
+        T::store(mask, slot, value);
     }
 }
 
@@ -591,18 +601,7 @@ impl<T: Lanes> Block<'_, T> {
                                 let mask = T::between(from - v * T::LANES, to - v * T::LANES);
                                 // Only the masked lanes, the run's columns, are touched (and
                                 // faulted on): C's elements the caller named.
-                                let slot = lanes(base, v).cast_mut();
-                                let value = match beta {
-                                    None => value,
-                                    Some(beta) if beta == T::ONE => {
-                                        T::add_lanes(T::load(mask, slot), value)
-                                    }
-                                    Some(beta) => {
-                                        let old = T::mul_lanes(T::splat(beta), T::load(mask, slot));
-                                        T::add_lanes(old, value)
-                                    }
-                                };
-                                T::store(mask, slot, value);
+                                combine_vector(beta, mask, lanes(base, v).cast_mut(), value);
                             }
                         }
                     }
