@@ -1208,49 +1208,66 @@ mod avx {
         blocks_4, "avx", f32, 8, rows_of_8x8_ps, _mm256_storeu_ps
     );
 
-    /// As `blocks_4`, two blocks side by side at a time (16 columns, one cache line of each
-    /// target row), each target row's line written by two non-temporal stores in a row;
-    /// unfenced.
-    ///
-    /// # Safety
-    /// As `blocks_4`, for each of the `count` tiles, with `rows` a multiple of 8, `columns`
-    /// of 16, every target row of every tile starting on a 64-byte boundary, and no tile's
-    /// target element any tile's source element or another tile's target element; the caller
-    /// fences as `stream_tile` says. (The loop nest takes line-wide tiles, and so bricks of
-    /// more than one, only with AVX-512's kernels; these take them from `stream_brick`.)
-    #[target_feature(enable = "avx")]
-    pub(super) unsafe fn stream_blocks_4(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-        (count, source_step, target_step): (usize, isize, isize),
-    ) {
-        let (source, target) = (source.cast::<f32>(), target.cast::<f32>());
-        for row in (0..rows).step_by(8) {
-            for column in (0..columns).step_by(16) {
-                for m in 0..count as isize {
-                    let base = source.wrapping_offset(
-                        m * source_step + row as isize + column as isize * source_stride,
-                    );
-                    let corner = target.wrapping_offset(m * target_step + column as isize);
-                    // SAFETY: as in `blocks_4`, for tile `m`'s two blocks at columns `column`
-                    // and `column + 8`; each store's 32 bytes start on a 32-byte boundary (a
-                    // row's line starts on a 64-byte one), as streaming stores need.
-                    unsafe {
-                        let left = rows_of_8x8_ps!(base, source_stride);
-                        let right = rows_of_8x8_ps!(base.offset(8 * source_stride), source_stride);
-                        for r in 0..8 {
-                            let to = corner.offset((row + r) as isize * target_stride);
-                            _mm256_stream_ps(to, left[r]);
-                            _mm256_stream_ps(to.add(8), right[r]);
+    /// Generates an AVX kernel streaming a tile's blocks two side by side (`2 · $side` columns
+    /// of `$t`, one cache line of each target row), each target row's line written by two
+    /// non-temporal stores in a row; unfenced.
+    macro_rules! stream_block_pairs {
+        (
+            $(#[$doc:meta])*
+            $name:ident, $t:ty, $side:literal, $rows:ident, $store:ident
+        ) => {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// As the matching `blocks_` kernel, for each of the `count` tiles, with `rows` a
+            /// multiple of the side, `columns` of twice it, every target row of every tile
+            /// starting on a 64-byte boundary, and no tile's target element any tile's source
+            /// element or another tile's target element; the caller fences as `stream_tile`
+            /// says. (The loop nest takes line-wide tiles, and so bricks of more than one, only
+            /// with AVX-512's kernels; these take them from `stream_brick`.)
+            #[target_feature(enable = "avx")]
+            pub(super) unsafe fn $name(
+                source: *const u8,
+                source_stride: isize,
+                target: *mut u8,
+                target_stride: isize,
+                [rows, columns]: [usize; 2],
+                (count, source_step, target_step): (usize, isize, isize),
+            ) {
+                let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+                for row in (0..rows).step_by($side) {
+                    for column in (0..columns).step_by(2 * $side) {
+                        for m in 0..count as isize {
+                            let base = source.wrapping_offset(
+                                m * source_step + row as isize + column as isize * source_stride,
+                            );
+                            let corner = target.wrapping_offset(m * target_step + column as isize);
+                            // SAFETY: as in the matching `blocks_` kernel, for tile `m`'s two
+                            // blocks at columns `column` and `column + side`; each store's 32
+                            // bytes start on a 32-byte boundary (a row's line starts on a
+                            // 64-byte one), as streaming stores need.
+                            unsafe {
+                                let left = $rows!(base, source_stride);
+                                let right = base.offset($side * source_stride);
+                                let right = $rows!(right, source_stride);
+                                for r in 0..$side {
+                                    let to = corner.offset((row + r) as isize * target_stride);
+                                    $store(to, left[r]);
+                                    $store(to.add($side), right[r]);
+                                }
+                            }
                         }
                     }
                 }
             }
-        }
+        };
     }
+
+    stream_block_pairs!(
+        /// As `blocks_4`, two 8 × 8 blocks side by side (16 columns, one line of each target
+        /// row).
+        stream_blocks_4, f32, 8, rows_of_8x8_ps, _mm256_stream_ps
+    );
 
     stream_vectors!(
         /// Copies `bytes` bytes from `source` to `target` with non-temporal stores only
@@ -1266,45 +1283,11 @@ mod avx {
         blocks_8, "avx", f64, 4, rows_of_4x4, _mm256_storeu_pd
     );
 
-    /// As `stream_blocks_4`, for eight-byte elements: two 4 × 4 blocks side by side (eight
-    /// columns, one line of each target row).
-    ///
-    /// # Safety
-    /// As `blocks_8`, for each of the `count` tiles, with `rows` a multiple of 4, `columns`
-    /// of 8, every target row of every tile starting on a 64-byte boundary, and no tile's
-    /// target element any tile's source element or another tile's target element; the caller
-    /// fences as `stream_tile` says.
-    #[target_feature(enable = "avx")]
-    pub(super) unsafe fn stream_blocks_8(
-        source: *const u8,
-        source_stride: isize,
-        target: *mut u8,
-        target_stride: isize,
-        [rows, columns]: [usize; 2],
-        (count, source_step, target_step): (usize, isize, isize),
-    ) {
-        let (source, target) = (source.cast::<f64>(), target.cast::<f64>());
-        for row in (0..rows).step_by(4) {
-            for column in (0..columns).step_by(8) {
-                for m in 0..count as isize {
-                    let base = source.wrapping_offset(
-                        m * source_step + row as isize + column as isize * source_stride,
-                    );
-                    let corner = target.wrapping_offset(m * target_step + column as isize);
-                    // SAFETY: as in `stream_blocks_4`, for tile `m`'s two 4 × 4 blocks.
-                    unsafe {
-                        let left = rows_of_4x4!(base, source_stride);
-                        let right = rows_of_4x4!(base.offset(4 * source_stride), source_stride);
-                        for r in 0..4 {
-                            let to = corner.offset((row + r) as isize * target_stride);
-                            _mm256_stream_pd(to, left[r]);
-                            _mm256_stream_pd(to.add(4), right[r]);
-                        }
-                    }
-                }
-            }
-        }
-    }
+    stream_block_pairs!(
+        /// As `blocks_8`, two 4 × 4 blocks side by side (eight columns, one line of each
+        /// target row).
+        stream_blocks_8, f64, 4, rows_of_4x4, _mm256_stream_pd
+    );
 }
 
 /// Kernels in AVX-512 registers: one block is a cache line of each of its target rows.
