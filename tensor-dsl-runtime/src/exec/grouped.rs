@@ -271,6 +271,18 @@ mod tests {
             blank,
         );
         check(&case([2, 300, 40], [2, 1, 0], 0, false, true), value, blank);
+        // Tiles of 256 rows and more, in pairs of blocks of columns: whole pairs, a pair cut
+        // short (a single block left), rows cut short; a reversed source.
+        check(
+            &case([5, 41, 7, 37], [3, 2, 1, 0], 0, false, true),
+            value,
+            blank,
+        );
+        check(
+            &case([16, 16, 16, 16], [3, 2, 1, 0], 0, true, true),
+            value,
+            blank,
+        );
         check(
             &case([3, 1, 5, 17, 20], [4, 2, 3, 1, 0], 0, false, true),
             value,

@@ -708,10 +708,12 @@ pub(crate) fn transposes_grouped<T>() -> bool {
 /// rows_at[q] + p` (the source contiguous down each column, the target along each row, the rest
 /// anywhere), in blocks of one cache line by one (16 × 16 four-byte elements, 8 × 8 eight-byte
 /// ones, 4 × 4 sixteen-byte ones) cut short by masks at the edges, columns of blocks outermost so
-/// each block reads on down the last one's source columns. Where `stream`, each block's rows that
-/// are a whole target line on a line boundary are written by non-temporal stores (no other store
-/// touches such a line), unfenced, like [`stream_run`]. Returns `false`, having touched nothing,
-/// where no kernel fits (another element size, or no AVX-512).
+/// each block reads on down the last one's source columns; with [`PAIRED_ROWS`] rows or more,
+/// two blocks of columns at a time, each row's two lines stored one after the other. Where
+/// `stream`, each block's rows that are a whole target line on a line boundary are written by
+/// non-temporal stores (no other store touches such a line), unfenced, like [`stream_run`].
+/// Returns `false`, having touched nothing, where no kernel fits (another element size, or no
+/// AVX-512).
 ///
 /// # Safety
 /// Every source element named must be valid for reads and every target element for writes,
@@ -732,6 +734,26 @@ pub(crate) unsafe fn transpose_grouped<T: Copy>(
     unsafe { grouped(source.cast(), columns_at, target.cast(), rows_at, stream) };
     true
 }
+
+/// The fewest rows a tile of [`transpose_grouped`] has for its blocks of columns to go two at
+/// a time, each row's two lines stored one after the other (`in_pairs` in the kernels). A
+/// block of columns stores one line in each of the tile's rows and the next block the line
+/// after each: over hundreds of rows memory sees lines scattered over as many places before
+/// their neighbours come, and takes them faster two in a row. One thread, against
+/// `copy_from_slice` in the same process, the two builds in turns, `t[e, d, c, b, a] = s[a, b,
+/// c, d, e]`: 24⁵ (576 rows) `f32` 26–27 → 39–44 GB/s, `f64` 25–26 → 38–43; 20⁵ (400) `f32` 55
+/// → 75, `f64` 29 → 52; 16⁵ (256) `f32` 15–16 → 34, `f64` 7–12 → 28. Not everywhere: `t[l,
+/// k, j, i] = s[i, j, k, l]` over 20 × 100 × 30 × 200 (200 rows) `f32` 34–35 → 29–30 GB/s,
+/// hence not below 256 rows; with 600 rows `f32` 36 → 34, `f64` 35 → 41–42. Tiles of a few
+/// rows (`t[a, c, e, b, d] = s[a, b, c, d, e]`, 24 and 40) measured slower in pairs (the next
+/// line of each row comes soon anyway) and keep the single blocks.
+const PAIRED_ROWS: usize = 256;
+
+/// How many row blocks ahead a pair of blocks of columns asks for each column's line: a pair
+/// reads twice the columns at once, more than the core follows on its own (`t[l, k, j, i] =
+/// s[i, j, k, l]` over 20 × 100 × 30 × 200 `f32`, in pairs: 25 GB/s without, 35–37 two
+/// blocks ahead, 31 four, 20 eight).
+const READ_AHEAD: usize = 2;
 
 /// The kernels for one element size: whole blocks in the widest registers the CPU has, then
 /// for a tile's edges either the same blocks cut short (`edges`, AVX-512) or smaller ones,
@@ -1293,7 +1315,7 @@ mod avx {
 /// Kernels in AVX-512 registers: one block is a cache line of each of its target rows.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::LINE;
+    use super::{prefetch_line, LINE, PAIRED_ROWS, READ_AHEAD};
     use std::arch::x86_64::*;
 
     /// The sixteen rows of the 16 × 16 block of `f32`s whose columns start at `base`, `stride`
@@ -1499,6 +1521,86 @@ mod avx512 {
                 rows_at: &[isize],
                 stream: bool,
             ) {
+                /// The tile as the kernel takes it, with `PAIRED_ROWS` rows or more: two
+                /// blocks of columns at a time, the row blocks inside; where both blocks are
+                /// whole, each row's two lines stored one after the other and each column's
+                /// line `READ_AHEAD` blocks down asked for; the other blocks passed back to
+                /// the kernel one by one (a block's rows are fewer than `PAIRED_ROWS`).
+                ///
+                /// # Safety
+                /// As the kernel's.
+                #[inline(never)]
+                #[target_feature(enable = "avx512f")]
+                unsafe fn in_pairs(
+                    source: *const $t,
+                    columns_at: &[isize],
+                    target: *mut $t,
+                    rows_at: &[isize],
+                    stream: bool,
+                ) {
+                    for (pair, columns) in columns_at.chunks(2 * $side).enumerate() {
+                        for (row, rows) in rows_at.chunks($side).enumerate() {
+                            let (row, column) = (row * $side, pair * 2 * $side);
+                            let (source, target) =
+                                (source.wrapping_add(row), target.wrapping_add(column));
+                            if rows.len() < $side || columns.len() < 2 * $side {
+                                for (half, columns) in columns.chunks($side).enumerate() {
+                                    // SAFETY: the block's elements are the tile's (its columns
+                                    // and rows a part of the tile's, `source` and `target`
+                                    // moved to its corner), which the caller vouches for.
+                                    unsafe {
+                                        $name(
+                                            source.cast(),
+                                            columns,
+                                            target.wrapping_add(half * $side).cast(),
+                                            rows,
+                                            stream,
+                                        )
+                                    };
+                                }
+                                continue;
+                            }
+                            let ahead = (READ_AHEAD * $side) as isize;
+                            if row + (READ_AHEAD * $side) < rows_at.len() {
+                                for &at in columns {
+                                    prefetch_line(source.wrapping_offset(at + ahead).cast());
+                                }
+                            }
+                            let (left, right) = columns.split_at($side);
+                            // SAFETY: both blocks whole (checked): column `c` of either is
+                            // `side` elements from `source + left[c]` (or `right[c]`) on, row
+                            // `r` is `2 · side` from `target + rows[r]` on, elements of the
+                            // tile, which the caller vouches for. A block's side is a line, so
+                            // where a row's first vector starts on a line boundary (checked)
+                            // its second does too, as streaming stores need.
+                            unsafe {
+                                let v: [$vector; $side] =
+                                    std::array::from_fn(|c| $loadu(source.offset(left[c])));
+                                let left = $rows!(columns v);
+                                let v: [$vector; $side] =
+                                    std::array::from_fn(|c| $loadu(source.offset(right[c])));
+                                let right = $rows!(columns v);
+                                // Indexed, not zipped: zipping the two arrays measured slower.
+                                for (r, &at) in rows.iter().enumerate() {
+                                    let to = target.offset(at);
+                                    if stream && (to as usize).is_multiple_of(LINE) {
+                                        $stream(to, left[r]);
+                                        $stream(to.add($side), right[r]);
+                                    } else {
+                                        $storeu(to, left[r]);
+                                        $storeu(to.add($side), right[r]);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+
+                if rows_at.len() >= PAIRED_ROWS {
+                    // SAFETY: forwarded.
+                    unsafe { in_pairs(source.cast(), columns_at, target.cast(), rows_at, stream) };
+                    return;
+                }
                 let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
                 for (block, columns) in columns_at.chunks($side).enumerate() {
                     let (width, column) = (columns.len(), block * $side);
