@@ -1,6 +1,9 @@
 //! A copy laid out for the copy engines' tests (`grouped.rs`, `joined.rs`) → the engine's
-//! result against a naive copy, on one and two threads, streamed and not. Invariant: an engine
-//! that declines leaves every target element and the guard around them as they were.
+//! result against a naive copy, on one and two threads, streamed and not, the target starting on a
+//! cache line and off one. Invariant: an engine that declines leaves every target element and the
+//! guard around them as they were.
+
+use crate::tensor::memory::LINE;
 
 /// The engines' signature: the source and the target with their strides, the extents, the
 /// threads and whether to stream; `false` where it declines.
@@ -60,27 +63,42 @@ pub(super) fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L
             points += target_pad;
         }
     }
-    let mut expected = vec![blank; points + 2 * GUARD];
-    let mut index = [0usize; L];
-    for _ in 0..points {
-        let at = |strides: &[isize; L]| {
-            (0..L)
-                .map(|var| index[var] as isize * strides[var])
-                .sum::<isize>()
-        };
-        expected[GUARD + at(&target_strides) as usize] =
-            source_data[(source_base + at(&source_strides)) as usize];
-        for var in (0..L).rev() {
-            index[var] += 1;
-            if index[var] < extents[var] {
-                break;
+    // The target's first element on a cache line, and one element past one (`LINE` more
+    // elements leave room for either): the kernels stream whole lines only where rows start on
+    // a line, and some take other paths there.
+    let length = points + 2 * GUARD + LINE;
+    let placed = |first: usize| {
+        let mut expected = vec![blank; length];
+        let mut index = [0usize; L];
+        for _ in 0..points {
+            let at = |strides: &[isize; L]| {
+                (0..L)
+                    .map(|var| index[var] as isize * strides[var])
+                    .sum::<isize>()
+            };
+            expected[first + at(&target_strides) as usize] =
+                source_data[(source_base + at(&source_strides)) as usize];
+            for var in (0..L).rev() {
+                index[var] += 1;
+                if index[var] < extents[var] {
+                    break;
+                }
+                index[var] = 0;
             }
-            index[var] = 0;
         }
-    }
-    for threads in [1, 2] {
-        for stream in [false, true] {
-            let mut target = vec![blank; points + 2 * GUARD];
+        expected
+    };
+    for (threads, stream, off_line) in [1, 2]
+        .into_iter()
+        .flat_map(|threads| [false, true].map(|stream| (threads, stream)))
+        .flat_map(|(threads, stream)| [false, true].map(|off| (threads, stream, off)))
+    {
+        {
+            let mut target = vec![blank; length];
+            // An element size that divides no line has no element on one: any place will do.
+            let lead = target[GUARD..].as_ptr().align_offset(LINE);
+            let first = GUARD + if lead < LINE { lead } else { 0 } + usize::from(off_line);
+            let expected = placed(first);
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
@@ -97,14 +115,15 @@ pub(super) fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L
                         source.as_ptr().wrapping_offset(source_base),
                         &source_strides,
                     ),
-                    (written.as_mut_ptr().wrapping_add(GUARD), &target_strides),
+                    (written.as_mut_ptr().wrapping_add(first), &target_strides),
                     &extents,
                     threads,
                     stream,
                 )
             });
             let name = format!(
-                "{extents:?} into {order:?}, {}-byte elements, {threads} threads, {stream}",
+                "{extents:?} into {order:?}, {}-byte elements, {threads} threads, {stream}, \
+                 {first} elements in",
                 size_of::<T>()
             );
             assert_eq!(copied, taken(stream), "{name}");

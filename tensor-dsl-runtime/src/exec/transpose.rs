@@ -1596,7 +1596,16 @@ mod avx512 {
                     }
                 }
 
-                if rows_at.len() >= PAIRED_ROWS {
+                // Pairs only where every row's lines are streamed (each row on a line
+                // boundary): stored the cached way, pairs measured slower (`t[e, d, c, b, a] =
+                // s[a, b, c, d, e]` over 23⁵ and 25⁵, rows 92 and 100 bytes long: 25–27 →
+                // 16–18 GB/s).
+                let streamed_rows = || {
+                    rows_at.iter().all(|&at| {
+                        (target.cast::<$t>().wrapping_offset(at) as usize).is_multiple_of(LINE)
+                    })
+                };
+                if stream && rows_at.len() >= PAIRED_ROWS && streamed_rows() {
                     // SAFETY: forwarded.
                     unsafe { in_pairs(source.cast(), columns_at, target.cast(), rows_at, stream) };
                     return;
