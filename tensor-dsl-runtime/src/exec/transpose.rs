@@ -1,7 +1,7 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the target,
 //! in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16 blocks of
-//! four-byte elements, 8 × 8 of eight-byte ones and 4 × 4 of sixteen-byte ones, one cache line of
-//! each target row; AVX's 8 × 8 and 4 × 4; the edges, with AVX-512, in blocks cut short by masked
+//! four-byte elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones and 2 × 2 of
+//! thirty-two-byte ones, one cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges, with AVX-512, in blocks cut short by masked
 //! loads and stores, else in the narrower kernels down to SSE's 4 × 4 and 2 × 2, then element by
 //! element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
 //! for a target larger than the caches with its whole lines streamed around them (`stream_tile`, or
@@ -765,7 +765,8 @@ struct Kernel {
     /// For whole lines of the target, with non-temporal stores (`stream_tile`), and the rows
     /// it takes at a time (a tile's streamed rows are a multiple of them). With AVX-512 each
     /// target line is one store and each source line one load (16 × 16 blocks of four-byte
-    /// elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones), with AVX half a line
+    /// elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones, 2 × 2 of thirty-two-byte
+    /// ones), with AVX half a line
     /// each. (Sixteen rows at once
     /// once measured slower than AVX's eight on a Xeon, in 64 × 64 tiles; on the AMD host,
     /// in the tiles `Nest` now streams, they measured faster, see `loop_nest`'s
@@ -814,6 +815,12 @@ fn kernel<T>() -> Option<Kernel> {
                     stream: (4, avx512::stream_blocks_16),
                     edges: Some(avx512::edges_16),
                     grouped: Some(avx512::grouped_16),
+                }),
+                32 => Some(Kernel {
+                    tiers: &[(2, avx512::blocks_32)],
+                    stream: (2, avx512::stream_blocks_32),
+                    edges: Some(avx512::edges_32),
+                    grouped: None,
                 }),
                 _ => None,
             };
@@ -1776,6 +1783,104 @@ mod avx512 {
         mask_load_pairs, _mm512_setzero_pd, storeu_pairs, stream_pairs, mask_store_pairs
     );
 
+    /// A thirty-two-byte element (a run of four `f64`s or eight `f32`s), moved as the bits of
+    /// four `f64`s.
+    pub(super) type Quad = [f64; 4];
+
+    /// The two rows of the 2 × 2 block of `Quad`s whose columns start at `base`, `stride`
+    /// apart: two loads and two shuffles of 256-bit halves (a macro, as `rows_of_16x16`).
+    macro_rules! rows_of_2x2_quads {
+        ($base:expr, $stride:expr) => {{
+            let (base, stride): (*const Quad, isize) = ($base, $stride);
+            let v: [__m512d; 2] =
+                std::array::from_fn(|c| loadu_quads(base.offset(c as isize * stride)));
+            rows_of_2x2_quads!(columns v)
+        }};
+        (columns $v:expr) => {{
+            let v: [__m512d; 2] = $v;
+            // Row `r`: element `r` (half `r`) of either column.
+            [
+                _mm512_shuffle_f64x2::<0x44>(v[0], v[1]),
+                _mm512_shuffle_f64x2::<0xEE>(v[0], v[1]),
+            ]
+        }};
+    }
+
+    /// Two `Quad`s from `at`, unaligned.
+    ///
+    /// # Safety
+    /// Their 64 bytes are valid for reads; the CPU has AVX-512 F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn loadu_quads(at: *const Quad) -> __m512d {
+        // SAFETY: the caller's.
+        unsafe { _mm512_loadu_pd(at.cast()) }
+    }
+
+    /// The first of the two `Quad`s from `at` that `mask` holds all four lanes of (the rest
+    /// zero).
+    ///
+    /// # Safety
+    /// The masked lanes are valid for reads; the CPU has AVX-512 F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn mask_load_quads(mask: __mmask8, at: *const Quad) -> __m512d {
+        // SAFETY: the caller's; masked-off lanes are neither read nor faulted on.
+        unsafe { _mm512_maskz_loadu_pd(mask, at.cast()) }
+    }
+
+    /// Two `Quad`s to `to`, unaligned.
+    ///
+    /// # Safety
+    /// Their 64 bytes are valid for writes; the CPU has AVX-512 F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn storeu_quads(to: *mut Quad, value: __m512d) {
+        // SAFETY: the caller's.
+        unsafe { _mm512_storeu_pd(to.cast(), value) }
+    }
+
+    /// Two `Quad`s to `to` by a non-temporal store.
+    ///
+    /// # Safety
+    /// As `storeu_quads`, with `to` on a 64-byte boundary.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn stream_quads(to: *mut Quad, value: __m512d) {
+        // SAFETY: the caller's.
+        unsafe { _mm512_stream_pd(to.cast(), value) }
+    }
+
+    /// The lanes of `value` that `mask` holds, to `to`.
+    ///
+    /// # Safety
+    /// The masked lanes are valid for writes; the CPU has AVX-512 F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn mask_store_quads(to: *mut Quad, mask: __mmask8, value: __m512d) {
+        // SAFETY: the caller's; masked-off lanes are neither written nor faulted on.
+        unsafe { _mm512_mask_storeu_pd(to.cast(), mask, value) }
+    }
+
+    blocks!(
+        /// The whole 2 × 2 blocks of a tile of thirty-two-byte elements, each as two loads,
+        /// two shuffles and two stores.
+        blocks_32, "avx512f", Quad, 2, rows_of_2x2_quads, storeu_quads
+    );
+
+    stream_blocks!(
+        /// As `blocks_32`, each target row's two elements (one cache line) written by one
+        /// non-temporal store; unfenced.
+        stream_blocks_32, Quad, 2, rows_of_2x2_quads, stream_quads
+    );
+
+    edges!(
+        /// A block of thirty-two-byte elements cut short at a tile's edge (four mask bits an
+        /// element).
+        edges_32, Quad, 2, 4, rows_of_2x2_quads, __m512d, __mmask8, mask_load_quads,
+        _mm512_setzero_pd, mask_store_quads
+    );
+
     /// Lanes `from..from + 16` of two vectors of `f32`s laid end to end, as indices.
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -1984,7 +2089,19 @@ mod tests {
             check_stream(|n| [n as u64, !(n as u64)], [0; 2]);
             check_bricks(|n| [n as u64, !(n as u64)], [0; 2]);
         }
+        if super::transposes::<Quad>() {
+            let quad = |n: usize| Quad([n as u64, !(n as u64), 0x7ff0_0000_0000_0001, n as u64]);
+            check_stream(quad, Quad([0; 4]));
+            check_bricks(quad, Quad([0; 4]));
+        }
     }
+
+    /// A thirty-two-byte element aligned to its size, so a buffer of them has elements on
+    /// every cache line, as the streaming checks need (a vector of `[u64; 4]` may start
+    /// sixteen bytes past one).
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    #[repr(C, align(32))]
+    struct Quad([u64; 4]);
 
     /// `stream_brick` over three tiles: the source's tiles a column and five elements apart
     /// (anywhere against the lines) or a column apart (a whole number of lines), the target's
@@ -2159,6 +2276,21 @@ mod tests {
         check(|n| [n as f64, -0.5], [0.0; 2]);
         check(|n| [0x7ff0_0000_0000_0001 + n as u64, !(n as u64)], [0; 2]);
         check(|n| [n as f32, 1.0, -(n as f32), f32::MIN], [0.0; 4]);
+    }
+
+    #[test]
+    fn thirty_two_byte_elements_are_moved_exactly() {
+        // (Copied with AVX-512's 2 × 2 blocks, runs of four `f64`s or eight `f32`s; elsewhere
+        // left to the caller, as `check` expects.)
+        check(|n| [n as f64, -0.5, n as f64 * 3.0, f64::MAX], [0.0; 4]);
+        check(
+            |n| [0x7ff0_0000_0000_0001 + n as u64, !(n as u64), 7, n as u64],
+            [0; 4],
+        );
+        check(
+            |n| std::array::from_fn::<f32, 8, _>(|k| (n * 8 + k) as f32),
+            [0.0; 8],
+        );
     }
 
     /// Runs of every length around a vector's, from every alignment of both sides: copied
