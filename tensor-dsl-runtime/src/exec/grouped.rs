@@ -271,18 +271,22 @@ mod tests {
             blank,
         );
         check(&case([2, 300, 40], [2, 1, 0], 0, false, true), value, blank);
-        // Tiles of 256 rows and more, in pairs of blocks of columns: whole pairs, a pair cut
-        // short (a single block left), rows cut short; a reversed source.
-        check(
-            &case([5, 41, 7, 37], [3, 2, 1, 0], 0, false, true),
-            value,
-            blank,
-        );
+        // Streamed tiles of 256 rows or more on lines, in pairs of blocks of columns: whole
+        // pairs (16⁴, rows a line long), and pairs and rows cut short (289 rows of 75 columns,
+        // each row padded to 80 elements, so every row starts on a line where the first
+        // does); forwards and reversed.
         check(
             &case([16, 16, 16, 16], [3, 2, 1, 0], 0, true, true),
             value,
             blank,
         );
+        for reversed in [false, true] {
+            let cut_short = Case {
+                target_pad: 5,
+                ..case([5, 15, 17, 17], [3, 2, 1, 0], 0, reversed, true).0
+            };
+            check(&(cut_short, true), value, blank);
+        }
         check(
             &case([3, 1, 5, 17, 20], [4, 2, 3, 1, 0], 0, false, true),
             value,

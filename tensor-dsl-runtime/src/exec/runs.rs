@@ -1,8 +1,8 @@
 //! A copy whose innermost loop is a run of two to four elements (or eight of four bytes)
 //! contiguous in both its source and its target (an image's channels kept while its rows and
 //! columns swap) → the target, each run moved as one element in tiles of the two loops along
-//! which the source's runs and the target's follow one another. Invariant: every element named is read once and
-//! written once, as it lies (as bytes, never computed on).
+//! which the source's runs and the target's follow one another. Invariant: every element named
+//! is read once and written once, as it lies (as bytes, never computed on).
 
 use super::parallel::for_each_part;
 use super::transpose::{fence, prefetch_run, stream_tile, transpose_tile, transposes};

@@ -1,9 +1,9 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the target,
 //! in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16 blocks of
 //! four-byte elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones and 2 × 2 of
-//! thirty-two-byte ones, one cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges, with AVX-512, in blocks cut short by masked
-//! loads and stores, else in the narrower kernels down to SSE's 4 × 4 and 2 × 2, then element by
-//! element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
+//! thirty-two-byte ones, one cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges,
+//! with AVX-512, in blocks cut short by masked loads and stores, else in the narrower kernels down
+//! to SSE's 4 × 4 and 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
 //! for a target larger than the caches with its whole lines streamed around them (`stream_tile`, or
 //! `stream_off_lines` where the rows are not whole lines apart); a tile whose rows and columns are
 //! groups of loops, each row and column at its own offset (`transpose_grouped`, AVX-512); a run of
@@ -15,8 +15,8 @@ use crate::tensor::memory::LINE;
 
 /// Copies the `rows × columns` elements of a tile: element (r, c) from
 /// `source + r + c · source_stride` to `target + r · target_stride + c`. Returns `false`,
-/// having touched nothing, where no kernel fits (another element size, or no AVX): the caller
-/// then copies its own way.
+/// having touched nothing, where no kernel fits (another element size, or no AVX, or no AVX-512
+/// for thirty-two-byte elements): the caller then copies its own way.
 ///
 /// # Safety
 /// Every source element named must be valid for reads and every target element for writes,
@@ -708,8 +708,9 @@ pub(crate) fn transposes_grouped<T>() -> bool {
 /// rows_at[q] + p` (the source contiguous down each column, the target along each row, the rest
 /// anywhere), in blocks of one cache line by one (16 × 16 four-byte elements, 8 × 8 eight-byte
 /// ones, 4 × 4 sixteen-byte ones) cut short by masks at the edges, columns of blocks outermost so
-/// each block reads on down the last one's source columns; with [`PAIRED_ROWS`] rows or more,
-/// two blocks of columns at a time, each row's two lines stored one after the other. Where
+/// each block reads on down the last one's source columns; streamed, with [`PAIRED_ROWS`] rows
+/// or more each starting on a line, two blocks of columns at a time, each row's two lines stored
+/// one after the other (four-, eight- and sixteen-byte elements). Where
 /// `stream`, each block's rows that are a whole target line on a line boundary are written by
 /// non-temporal stores (no other store touches such a line), unfenced, like [`stream_run`].
 /// Returns `false`, having touched nothing, where no kernel fits (another element size, or no
@@ -735,8 +736,9 @@ pub(crate) unsafe fn transpose_grouped<T: Copy>(
     true
 }
 
-/// The fewest rows a tile of [`transpose_grouped`] has for its blocks of columns to go two at
-/// a time, each row's two lines stored one after the other (`in_pairs` in the kernels). A
+/// The fewest rows a streamed tile of [`transpose_grouped`], its rows each starting on a line,
+/// has for its blocks of columns to go two at a time, each row's two lines stored one after
+/// the other (`in_pairs` in the kernels). A
 /// block of columns stores one line in each of the tile's rows and the next block the line
 /// after each: over hundreds of rows memory sees lines scattered over as many places before
 /// their neighbours come, and takes them faster two in a row. One thread, against
@@ -779,7 +781,7 @@ struct Kernel {
     /// at 576 points, one thread, two builds in turns: 0.27–0.28 → 0.22–0.23 ms).
     edges: Option<Blocks>,
     /// For tiles whose rows and columns are groups of loops (`transpose_grouped`), where the
-    /// CPU has AVX-512.
+    /// CPU has AVX-512 (four-, eight- and sixteen-byte elements).
     grouped: Option<Grouped>,
 }
 
@@ -1581,21 +1583,23 @@ mod avx512 {
                             // where a row's first vector starts on a line boundary (checked)
                             // its second does too, as streaming stores need.
                             unsafe {
-                                let v: [$vector; $side] =
-                                    std::array::from_fn(|c| $loadu(source.offset(left[c])));
+                                let v: [$vector; $side] = std::array::from_fn(|c| {
+                                    $loadu(source.wrapping_offset(left[c]))
+                                });
                                 let left = $rows!(columns v);
-                                let v: [$vector; $side] =
-                                    std::array::from_fn(|c| $loadu(source.offset(right[c])));
+                                let v: [$vector; $side] = std::array::from_fn(|c| {
+                                    $loadu(source.wrapping_offset(right[c]))
+                                });
                                 let right = $rows!(columns v);
                                 // Indexed, not zipped: zipping the two arrays measured slower.
                                 for (r, &at) in rows.iter().enumerate() {
-                                    let to = target.offset(at);
+                                    let to = target.wrapping_offset(at);
                                     if stream && (to as usize).is_multiple_of(LINE) {
                                         $stream(to, left[r]);
-                                        $stream(to.add($side), right[r]);
+                                        $stream(to.wrapping_add($side), right[r]);
                                     } else {
                                         $storeu(to, left[r]);
-                                        $storeu(to.add($side), right[r]);
+                                        $storeu(to.wrapping_add($side), right[r]);
                                     }
                                 }
                             }
@@ -1634,14 +1638,20 @@ mod avx512 {
                             let whole = width == $side && height == $side;
                             let v: [$vector; $side] = std::array::from_fn(|c| {
                                 match columns.get(c) {
-                                    Some(&at) if whole => $loadu(source.offset(at + row)),
-                                    Some(&at) => $mask_load(down, source.offset(at + row)),
+                                    Some(&at) if whole => {
+                                        $loadu(source.wrapping_offset(at + row))
+                                    }
+                                    Some(&at) => {
+                                        $mask_load(down, source.wrapping_offset(at + row))
+                                    }
                                     None => $zero(),
                                 }
                             });
                             let rows_out = $rows!(columns v);
                             for (&at, value) in rows.iter().zip(rows_out) {
-                                let to = target.offset(at).add(column);
+                                // Wrapping: the contract vouches for the elements, not for the
+                                // bases (which `in_pairs` moves to a block's corner).
+                                let to = target.wrapping_offset(at).wrapping_add(column);
                                 if width < $side {
                                     $mask_store(to, across, value);
                                 } else if stream && (to as usize).is_multiple_of(LINE) {
