@@ -1691,7 +1691,7 @@ mod avx512 {
         ($base:expr, $stride:expr) => {{
             let (base, stride): (*const Pair, isize) = ($base, $stride);
             let v: [__m512d; 4] =
-                std::array::from_fn(|c| loadu_pairs(base.offset(c as isize * stride)));
+                std::array::from_fn(|c| loadu_wide(base.offset(c as isize * stride)));
             rows_of_4x4_pairs!(columns v)
         }};
         (columns $v:expr) => {{
@@ -1713,46 +1713,48 @@ mod avx512 {
         }};
     }
 
-    /// Four `Pair`s from `at`, unaligned.
+    /// A line's worth of elements of a wide type (`Pair`s or `Quad`s) from `at`, unaligned, as
+    /// the bits of eight `f64`s.
     ///
     /// # Safety
     /// Their 64 bytes are valid for reads; the CPU has AVX-512 F.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn loadu_pairs(at: *const Pair) -> __m512d {
+    unsafe fn loadu_wide<E>(at: *const E) -> __m512d {
         // SAFETY: the caller's.
         unsafe { _mm512_loadu_pd(at.cast()) }
     }
 
-    /// The first of the four `Pair`s from `at` that `mask` holds both lanes of (the rest zero).
+    /// The lanes of a line's worth of wide elements from `at` that `mask` holds (the rest
+    /// zero): whole elements, as `edges!` asks for them.
     ///
     /// # Safety
     /// The masked lanes are valid for reads; the CPU has AVX-512 F.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn mask_load_pairs(mask: __mmask8, at: *const Pair) -> __m512d {
+    unsafe fn mask_load_wide<E>(mask: __mmask8, at: *const E) -> __m512d {
         // SAFETY: the caller's; masked-off lanes are neither read nor faulted on.
         unsafe { _mm512_maskz_loadu_pd(mask, at.cast()) }
     }
 
-    /// Four `Pair`s to `to`, unaligned.
+    /// A line's worth of wide elements to `to`, unaligned.
     ///
     /// # Safety
     /// Their 64 bytes are valid for writes; the CPU has AVX-512 F.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn storeu_pairs(to: *mut Pair, value: __m512d) {
+    unsafe fn storeu_wide<E>(to: *mut E, value: __m512d) {
         // SAFETY: the caller's.
         unsafe { _mm512_storeu_pd(to.cast(), value) }
     }
 
-    /// Four `Pair`s to `to` by a non-temporal store.
+    /// A line's worth of wide elements to `to` by a non-temporal store.
     ///
     /// # Safety
-    /// As `storeu_pairs`, with `to` on a 64-byte boundary.
+    /// As `storeu_wide`, with `to` on a 64-byte boundary.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn stream_pairs(to: *mut Pair, value: __m512d) {
+    unsafe fn stream_wide<E>(to: *mut E, value: __m512d) {
         // SAFETY: the caller's.
         unsafe { _mm512_stream_pd(to.cast(), value) }
     }
@@ -1763,7 +1765,7 @@ mod avx512 {
     /// The masked lanes are valid for writes; the CPU has AVX-512 F.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn mask_store_pairs(to: *mut Pair, mask: __mmask8, value: __m512d) {
+    unsafe fn mask_store_wide<E>(to: *mut E, mask: __mmask8, value: __m512d) {
         // SAFETY: the caller's; masked-off lanes are neither written nor faulted on.
         unsafe { _mm512_mask_storeu_pd(to.cast(), mask, value) }
     }
@@ -1771,26 +1773,26 @@ mod avx512 {
     blocks!(
         /// The whole 4 × 4 blocks of a tile of sixteen-byte elements, each as four loads,
         /// eight shuffles and four stores.
-        blocks_16, "avx512f", Pair, 4, rows_of_4x4_pairs, storeu_pairs
+        blocks_16, "avx512f", Pair, 4, rows_of_4x4_pairs, storeu_wide
     );
 
     stream_blocks!(
         /// As `blocks_16`, each target row's four elements (one cache line) written by one
         /// non-temporal store; unfenced.
-        stream_blocks_16, Pair, 4, rows_of_4x4_pairs, stream_pairs
+        stream_blocks_16, Pair, 4, rows_of_4x4_pairs, stream_wide
     );
 
     edges!(
         /// A block of sixteen-byte elements cut short at a tile's edge (two mask bits an
         /// element).
-        edges_16, Pair, 4, 2, rows_of_4x4_pairs, __m512d, __mmask8, mask_load_pairs,
-        _mm512_setzero_pd, mask_store_pairs
+        edges_16, Pair, 4, 2, rows_of_4x4_pairs, __m512d, __mmask8, mask_load_wide,
+        _mm512_setzero_pd, mask_store_wide
     );
 
     grouped!(
         /// A tile of loop groups of sixteen-byte elements, in 4 × 4 blocks.
-        grouped_16, Pair, 4, 2, rows_of_4x4_pairs, __m512d, __mmask8, loadu_pairs,
-        mask_load_pairs, _mm512_setzero_pd, storeu_pairs, stream_pairs, mask_store_pairs
+        grouped_16, Pair, 4, 2, rows_of_4x4_pairs, __m512d, __mmask8, loadu_wide,
+        mask_load_wide, _mm512_setzero_pd, storeu_wide, stream_wide, mask_store_wide
     );
 
     /// A thirty-two-byte element (a run of four `f64`s or eight `f32`s), moved as the bits of
@@ -1803,7 +1805,7 @@ mod avx512 {
         ($base:expr, $stride:expr) => {{
             let (base, stride): (*const Quad, isize) = ($base, $stride);
             let v: [__m512d; 2] =
-                std::array::from_fn(|c| loadu_quads(base.offset(c as isize * stride)));
+                std::array::from_fn(|c| loadu_wide(base.offset(c as isize * stride)));
             rows_of_2x2_quads!(columns v)
         }};
         (columns $v:expr) => {{
@@ -1816,79 +1818,23 @@ mod avx512 {
         }};
     }
 
-    /// Two `Quad`s from `at`, unaligned.
-    ///
-    /// # Safety
-    /// Their 64 bytes are valid for reads; the CPU has AVX-512 F.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn loadu_quads(at: *const Quad) -> __m512d {
-        // SAFETY: the caller's.
-        unsafe { _mm512_loadu_pd(at.cast()) }
-    }
-
-    /// The first of the two `Quad`s from `at` that `mask` holds all four lanes of (the rest
-    /// zero).
-    ///
-    /// # Safety
-    /// The masked lanes are valid for reads; the CPU has AVX-512 F.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn mask_load_quads(mask: __mmask8, at: *const Quad) -> __m512d {
-        // SAFETY: the caller's; masked-off lanes are neither read nor faulted on.
-        unsafe { _mm512_maskz_loadu_pd(mask, at.cast()) }
-    }
-
-    /// Two `Quad`s to `to`, unaligned.
-    ///
-    /// # Safety
-    /// Their 64 bytes are valid for writes; the CPU has AVX-512 F.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn storeu_quads(to: *mut Quad, value: __m512d) {
-        // SAFETY: the caller's.
-        unsafe { _mm512_storeu_pd(to.cast(), value) }
-    }
-
-    /// Two `Quad`s to `to` by a non-temporal store.
-    ///
-    /// # Safety
-    /// As `storeu_quads`, with `to` on a 64-byte boundary.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn stream_quads(to: *mut Quad, value: __m512d) {
-        // SAFETY: the caller's.
-        unsafe { _mm512_stream_pd(to.cast(), value) }
-    }
-
-    /// The lanes of `value` that `mask` holds, to `to`.
-    ///
-    /// # Safety
-    /// The masked lanes are valid for writes; the CPU has AVX-512 F.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn mask_store_quads(to: *mut Quad, mask: __mmask8, value: __m512d) {
-        // SAFETY: the caller's; masked-off lanes are neither written nor faulted on.
-        unsafe { _mm512_mask_storeu_pd(to.cast(), mask, value) }
-    }
-
     blocks!(
         /// The whole 2 × 2 blocks of a tile of thirty-two-byte elements, each as two loads,
         /// two shuffles and two stores.
-        blocks_32, "avx512f", Quad, 2, rows_of_2x2_quads, storeu_quads
+        blocks_32, "avx512f", Quad, 2, rows_of_2x2_quads, storeu_wide
     );
 
     stream_blocks!(
         /// As `blocks_32`, each target row's two elements (one cache line) written by one
         /// non-temporal store; unfenced.
-        stream_blocks_32, Quad, 2, rows_of_2x2_quads, stream_quads
+        stream_blocks_32, Quad, 2, rows_of_2x2_quads, stream_wide
     );
 
     edges!(
         /// A block of thirty-two-byte elements cut short at a tile's edge (four mask bits an
         /// element).
-        edges_32, Quad, 2, 4, rows_of_2x2_quads, __m512d, __mmask8, mask_load_quads,
-        _mm512_setzero_pd, mask_store_quads
+        edges_32, Quad, 2, 4, rows_of_2x2_quads, __m512d, __mmask8, mask_load_wide,
+        _mm512_setzero_pd, mask_store_wide
     );
 
     /// Lanes `from..from + 16` of two vectors of `f32`s laid end to end, as indices.
