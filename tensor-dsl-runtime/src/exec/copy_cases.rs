@@ -1,7 +1,7 @@
 //! A copy laid out for the copy engines' tests (`grouped.rs`, `joined.rs`) → the engine's
-//! result against a naive copy, on one and two threads, streamed and not, the target starting on a
-//! cache line and off one. Invariant: an engine that declines leaves every target element and the
-//! guard around them as they were.
+//! result against a naive copy, on one and two threads, streamed and not, the target starting
+//! on a cache line and off one. Invariant: an engine that declines leaves every target element
+//! and the guard around them as they were.
 
 use crate::tensor::memory::LINE;
 
@@ -93,45 +93,43 @@ pub(super) fn check<T: Copy + PartialEq + std::fmt::Debug + Send + Sync, const L
         .flat_map(|threads| [false, true].map(|stream| (threads, stream)))
         .flat_map(|(threads, stream)| [false, true].map(|off| (threads, stream, off)))
     {
-        {
-            let mut target = vec![blank; length];
-            // An element size that divides no line has no element on one: any place will do.
-            let lead = target[GUARD..].as_ptr().align_offset(LINE);
-            let first = GUARD + if lead < LINE { lead } else { 0 } + usize::from(off_line);
-            let expected = placed(first);
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("a pool");
-            // SAFETY: every point's source element lies in `source_data` (offsets from
-            // `source_base` along the strides the layout gave), every target element in
-            // `target` past the guard; the target is dense in `order`, so injective; the two
-            // are distinct vectors; the tests' element types have no padding. The engines
-            // fence their streamed stores before they return.
-            let (source, written) = (&source_data, &mut target);
-            let copied = pool.install(|| unsafe {
-                engine(
-                    (
-                        source.as_ptr().wrapping_offset(source_base),
-                        &source_strides,
-                    ),
-                    (written.as_mut_ptr().wrapping_add(first), &target_strides),
-                    &extents,
-                    threads,
-                    stream,
-                )
-            });
-            let name = format!(
-                "{extents:?} into {order:?}, {}-byte elements, {threads} threads, {stream}, \
-                 {first} elements in",
-                size_of::<T>()
-            );
-            assert_eq!(copied, taken(stream), "{name}");
-            if copied {
-                assert!(target == expected, "{name}");
-            } else {
-                assert!(target.iter().all(|&x| x == blank), "{name}: touched");
-            }
+        let mut target = vec![blank; length];
+        // An element size that divides no line has no element on one: any place will do.
+        let lead = target[GUARD..].as_ptr().align_offset(LINE);
+        let first = GUARD + if lead < LINE { lead } else { 0 } + usize::from(off_line);
+        let expected = placed(first);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool");
+        // SAFETY: every point's source element lies in `source_data` (offsets from
+        // `source_base` along the strides the layout gave), every target element in
+        // `target` past the guard; the target is dense in `order`, so injective; the two
+        // are distinct vectors; the tests' element types have no padding. The engines
+        // fence their streamed stores before they return.
+        let (source, written) = (&source_data, &mut target);
+        let copied = pool.install(|| unsafe {
+            engine(
+                (
+                    source.as_ptr().wrapping_offset(source_base),
+                    &source_strides,
+                ),
+                (written.as_mut_ptr().wrapping_add(first), &target_strides),
+                &extents,
+                threads,
+                stream,
+            )
+        });
+        let name = format!(
+            "{extents:?} into {order:?}, {}-byte elements, {threads} threads, {stream}, \
+             {first} elements in",
+            size_of::<T>()
+        );
+        assert_eq!(copied, taken(stream), "{name}");
+        if copied {
+            assert!(target == expected, "{name}");
+        } else {
+            assert!(target.iter().all(|&x| x == blank), "{name}: touched");
         }
     }
 }

@@ -107,6 +107,7 @@ pub(super) unsafe fn copy_runs<T: Copy, const L: usize>(
             2 => copy.split::<[T; 2]>(threads),
             3 => copy.split::<[T; 3]>(threads),
             4 => copy.split::<[T; 4]>(threads),
+            // Eight: `quad`, the only other width taken.
             _ => copy.split::<[T; 8]>(threads),
         }
     }

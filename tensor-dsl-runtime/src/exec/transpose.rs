@@ -1,15 +1,16 @@
 //! A tile of a copy whose source runs down the tile and whose target runs across it → the target,
 //! in blocks transposed in vector registers (detected at run time: AVX-512's 16 × 16 blocks of
 //! four-byte elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones and 2 × 2 of
-//! thirty-two-byte ones, one cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges,
-//! with AVX-512, in blocks cut short by masked loads and stores, else in the narrower kernels down
-//! to SSE's 4 × 4 and 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
-//! for a target larger than the caches with its whole lines streamed around them (`stream_tile`, or
-//! `stream_off_lines` where the rows are not whole lines apart); a tile whose rows and columns are
-//! groups of loops, each row and column at its own offset (`transpose_grouped`, AVX-512); a run of
-//! a copy, contiguous on both sides → the target, around the caches (`stream_run`). Invariant:
-//! elements are moved as bytes, never computed on, so every element type of those sizes is copied
-//! exactly, and every element named is read once and written once.
+//! thirty-two-byte ones, one cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges, with
+//! AVX-512, in blocks cut short by masked loads and stores, else in the narrower kernels down to
+//! SSE's 4 × 4 and 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their
+//! target rows' lines ahead of their stores, for a target larger than the caches with its whole
+//! lines streamed around them (`stream_tile`, or `stream_off_lines` where the rows are not whole
+//! lines apart); a tile whose rows and columns are groups of loops, each row and column at its own
+//! offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on both sides → the target,
+//! around the caches (`stream_run`). Invariant: elements are moved as bytes, never computed on, so
+//! every element type of those sizes is copied exactly, and every element named is read once and
+//! written once.
 
 use crate::tensor::memory::LINE;
 
@@ -708,13 +709,12 @@ pub(crate) fn transposes_grouped<T>() -> bool {
 /// rows_at[q] + p` (the source contiguous down each column, the target along each row, the rest
 /// anywhere), in blocks of one cache line by one (16 × 16 four-byte elements, 8 × 8 eight-byte
 /// ones, 4 × 4 sixteen-byte ones) cut short by masks at the edges, columns of blocks outermost so
-/// each block reads on down the last one's source columns; streamed, with [`PAIRED_ROWS`] rows
-/// or more each starting on a line, two blocks of columns at a time, each row's two lines stored
-/// one after the other (four-, eight- and sixteen-byte elements). Where
-/// `stream`, each block's rows that are a whole target line on a line boundary are written by
-/// non-temporal stores (no other store touches such a line), unfenced, like [`stream_run`].
-/// Returns `false`, having touched nothing, where no kernel fits (another element size, or no
-/// AVX-512).
+/// each block reads on down the last one's source columns; streamed, with [`PAIRED_ROWS`] rows or
+/// more each starting on a line, two blocks of columns at a time, each row's two lines stored one
+/// after the other (four-, eight- and sixteen-byte elements). Where `stream`, each block's rows
+/// that are a whole target line on a line boundary are written by non-temporal stores (no other
+/// store touches such a line), unfenced, like [`stream_run`]. Returns `false`, having touched
+/// nothing, where no kernel fits (another element size, or no AVX-512).
 ///
 /// # Safety
 /// Every source element named must be valid for reads and every target element for writes,
@@ -736,19 +736,18 @@ pub(crate) unsafe fn transpose_grouped<T: Copy>(
     true
 }
 
-/// The fewest rows a streamed tile of [`transpose_grouped`], its rows each starting on a line,
-/// has for its blocks of columns to go two at a time, each row's two lines stored one after
-/// the other (`in_pairs` in the kernels). A
-/// block of columns stores one line in each of the tile's rows and the next block the line
-/// after each: over hundreds of rows memory sees lines scattered over as many places before
-/// their neighbours come, and takes them faster two in a row. One thread, against
-/// `copy_from_slice` in the same process, the two builds in turns, `t[e, d, c, b, a] = s[a, b,
-/// c, d, e]`: 24⁵ (576 rows) `f32` 26–27 → 39–44 GB/s, `f64` 25–26 → 38–43; 20⁵ (400) `f32` 55
-/// → 75, `f64` 29 → 52; 16⁵ (256) `f32` 15–16 → 34, `f64` 7–12 → 28. Not everywhere: `t[l,
-/// k, j, i] = s[i, j, k, l]` over 20 × 100 × 30 × 200 (200 rows) `f32` 34–35 → 29–30 GB/s,
-/// hence not below 256 rows; with 600 rows `f32` 36 → 34, `f64` 35 → 41–42. Tiles of a few
-/// rows (`t[a, c, e, b, d] = s[a, b, c, d, e]`, 24 and 40) measured slower in pairs (the next
-/// line of each row comes soon anyway) and keep the single blocks.
+/// The fewest rows a streamed tile of [`transpose_grouped`], its rows each starting on a line, has
+/// for its blocks of columns to go two at a time, each row's two lines stored one after the other
+/// (`in_pairs` in the kernels). A block of columns stores one line in each of the tile's rows and
+/// the next block the line after each: over hundreds of rows memory sees lines scattered over as
+/// many places before their neighbours come, and takes them faster two in a row. One thread,
+/// against `copy_from_slice` in the same process, the two builds in turns, `t[e, d, c, b, a] = s[a,
+/// b, c, d, e]`: 24⁵ (576 rows) `f32` 26–27 → 39–44 GB/s, `f64` 25–26 → 38–43; 20⁵ (400) `f32` 55 →
+/// 75, `f64` 29 → 52; 16⁵ (256) `f32` 15–16 → 34, `f64` 7–12 → 28. Not everywhere: `t[l, k, j, i] =
+/// s[i, j, k, l]` over 20 × 100 × 30 × 200 (200 rows) `f32` 34–35 → 29–30 GB/s, hence not below 256
+/// rows; with 600 rows `f32` 36 → 34, `f64` 35 → 41–42. Tiles of a few rows (`t[a, c, e, b, d] =
+/// s[a, b, c, d, e]`, 24 and 40) measured slower in pairs (the next line of each row comes soon
+/// anyway) and keep the single blocks.
 const PAIRED_ROWS: usize = 256;
 
 /// How many row blocks ahead a pair of blocks of columns asks for each column's line: a pair
@@ -764,15 +763,13 @@ const READ_AHEAD: usize = 2;
 struct Kernel {
     /// Each kernel with the side of its blocks, widest first (with `edges`, only the first).
     tiers: &'static [(usize, Blocks)],
-    /// For whole lines of the target, with non-temporal stores (`stream_tile`), and the rows
-    /// it takes at a time (a tile's streamed rows are a multiple of them). With AVX-512 each
-    /// target line is one store and each source line one load (16 × 16 blocks of four-byte
-    /// elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones, 2 × 2 of thirty-two-byte
-    /// ones), with AVX half a line
-    /// each. (Sixteen rows at once
-    /// once measured slower than AVX's eight on a Xeon, in 64 × 64 tiles; on the AMD host,
-    /// in the tiles `Nest` now streams, they measured faster, see `loop_nest`'s
-    /// `streamed_tile`.)
+    /// For whole lines of the target, with non-temporal stores (`stream_tile`), and the rows it
+    /// takes at a time (a tile's streamed rows are a multiple of them). With AVX-512 each target
+    /// line is one store and each source line one load (16 × 16 blocks of four-byte elements, 8 × 8
+    /// of eight-byte ones, 4 × 4 of sixteen-byte ones, 2 × 2 of thirty-two-byte ones), with AVX
+    /// half a line each. (Sixteen rows at once once measured slower than AVX's eight on a Xeon, in
+    /// 64 × 64 tiles; on the AMD host, in the tiles `Nest` now streams, they measured faster, see
+    /// `loop_nest`'s `streamed_tile`.)
     stream: (usize, StreamBlocks),
     /// For the blocks cut short at a tile's edges, each in one call (masked loads and stores),
     /// where the CPU has them (AVX-512); else the narrower tiers take the edges. A 28 × 28
