@@ -152,11 +152,22 @@ fn nests_large_enough_for_threads() {
 }
 
 /// Dense point-wise statements past the written-out loops' limit and up to and past the
-/// threads' threshold (one loop over the elements below it, the general kernel above): every
-/// mode, a scale, a target read in place through a view, each against its reference.
+/// threads' threshold (one loop over the elements, shared between threads above it, in parts
+/// of uneven length at 301 × 307), on one to three threads: every mode, a scale, a target
+/// read in place through a view, each against its reference.
 #[test]
 fn point_wise_runs_of_every_size_match_their_reference() {
-    for (m, n) in [(64, 64), (100, 300), (300, 300)] {
+    for threads in [1, 2, 3] {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool")
+            .install(point_wise_runs_on_this_pool);
+    }
+}
+
+fn point_wise_runs_on_this_pool() {
+    for (m, n) in [(64, 64), (100, 300), (300, 300), (301, 307)] {
         let a = data::<f64>(&[m, n], 0);
         let b = data::<f64>(&[m, n], 1);
         let before = data::<f64>(&[m, n], 2);

@@ -11,6 +11,7 @@ pub use crate::exec::loop_nest::{
     copy, copy_detached, evaluate, evaluate_detached, AnyNest, NestPaths, PointWise, Summing,
 };
 pub use crate::exec::network::{contract_network, PlanCache};
+pub use crate::exec::pointwise::pointwise;
 pub use crate::exec::step::{Axis, Step, TargetUse, Unproven, Use};
 #[cfg(feature = "matrix")]
 pub use crate::matrix::{cholesky, eigh, matpow, qr, solve, svd, Grouped, Truncation};

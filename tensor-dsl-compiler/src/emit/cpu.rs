@@ -210,6 +210,8 @@ struct StepCode {
     /// layout local, and the target's layout.
     reads: Vec<(Ident, TokenStream)>,
     target_layout: TokenStream,
+    /// The written-out loops are one point-wise loop over runs (`StepParts::runs`).
+    pointwise: bool,
 }
 
 /// What a step's code is made of (see `StatementEmitter::step_parts`).
@@ -754,7 +756,12 @@ impl StatementEmitter<'_> {
             Kernel::Network(factors) => written_stages(factors, parts.n_out, MAX_TEMPORARY_RANK),
             _ => None,
         };
-        let small = if let Some(runs) = &parts.runs {
+        let small = if parts.runs.is_some() && !parts.copy {
+            // One loop over the runs at every size (`__private::pointwise` shares a large one
+            // between threads), so over owned tensors the general path is dead code.
+            hygienic!(true)
+        } else if let Some(runs) = &parts.runs {
+            // A large copy keeps the copy engines' streamed stores.
             let operands = runs.len();
             hygienic!(#p::is_small_run(#operands, &[#(#extents),*]))
         } else if let Some(stages) = &stages {
@@ -777,6 +784,7 @@ impl StatementEmitter<'_> {
                 None => self.written_out(&parts),
             },
             small,
+            pointwise: parts.runs.is_some(),
             reads: parts.reads,
             target_layout: parts.target_layout,
         }
@@ -1034,7 +1042,7 @@ impl StatementEmitter<'_> {
         } = parts;
         let step_arguments = hygienic! {
             #p::Unproven {
-                target: &__target,
+                target: &__target.relent(),
                 target_axes: &[#(#target_axes),*],
                 mode: #mode,
                 alpha: #alpha,
@@ -1095,7 +1103,7 @@ impl StatementEmitter<'_> {
                 {
                     let __mode = #mode;
                     let __alpha = #alpha;
-                    __dense_target.pointwise([#(#runs),*], __mode, __alpha, #closure);
+                    #p::pointwise(&__dense_target, [#(#runs),*], __mode, __alpha, #closure);
                 }
             };
         }
@@ -1443,9 +1451,17 @@ impl StatementEmitter<'_> {
                 reads.push(read);
             }
         }
+        // A lone point-wise step reads each access as one run: `as_run` takes an owned
+        // tensor's whole buffer as it is, without `as_dense`'s walk over its shape.
+        let dense = match &code[..] {
+            [StepCode {
+                pointwise: true, ..
+            }] => hidden("as_run"),
+            _ => hidden("as_dense"),
+        };
         let checks = reads
             .iter()
-            .map(|(handle, layout)| hygienic!(#handle.as_dense(#layout)));
+            .map(|(handle, layout)| hygienic!(#handle.#dense(#layout)));
         let bound = reads.iter().map(|(handle, _)| dense_handle(handle));
         // Operands read in place must not share memory with the target (`__target_read` is the
         // target's own point-wise read, which may).
@@ -1484,7 +1500,7 @@ impl StatementEmitter<'_> {
                 {
                     match (
                         true #(&& #small)*,
-                        __target.as_dense(#target_layout),
+                        __target.#dense(#target_layout),
                         (#(#checks,)*),
                     ) {
                         (true, ::core::option::Option::Some(__dense_target), (#(::core::option::Option::Some(#bound),)*))

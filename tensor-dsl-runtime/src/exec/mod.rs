@@ -42,6 +42,7 @@ pub(crate) mod matrix;
 pub mod network;
 pub(crate) mod panels;
 pub(crate) mod parallel;
+pub(crate) mod pointwise;
 #[cfg(tdsl_unoptimized)]
 pub mod prebuilt;
 mod runs;

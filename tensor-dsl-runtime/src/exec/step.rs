@@ -10,6 +10,7 @@ use crate::element::Element;
 use crate::operand::access::{
     stored_size, Access, Detached, Memory, Mode, RawAccess, TargetAccess,
 };
+use crate::operand::check::INCONSISTENT;
 
 /// How one axis of an access is addressed: by a loop variable, or at a fixed position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,11 +127,6 @@ impl<'b, T> TargetUse<'b, T> {
         (self.target, self.axes)
     }
 }
-
-/// What a disagreement between an access and the shape checked before the statement means.
-const INCONSISTENT: &str = "the operand's `Operand` implementation reports a shape \
-    (`__tdsl_shape`) or buffer that its access (`__tdsl_operand`) does not have, or this is a \
-    tensor-dsl bug";
 
 /// An access bound to a loop nest of `L` loops: base offset plus one stride per loop, the
 /// buffer it addresses, and which loops it uses. A loop used on several axes (`a[i, i]`) gets

@@ -344,6 +344,18 @@ impl<'a, T> TargetAccess<'a, T> {
         }
     }
 
+    /// The same target, re-lent for a shorter borrow: a copy the general path of a statement
+    /// takes by reference, so the statement's own access is never addressed and stays in
+    /// registers for its written-out loops.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn relent(&self) -> TargetAccess<'_, T> {
+        TargetAccess {
+            raw: self.raw,
+            exclusive: self.exclusive,
+            _borrow: PhantomData,
+        }
+    }
+
     /// The target's pointer, for writing (it came from a writable borrow).
     pub(crate) fn data_mut(&self) -> *mut T {
         self.raw.data.cast_mut()

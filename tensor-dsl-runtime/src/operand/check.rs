@@ -5,6 +5,12 @@
 use crate::error::{ShapeError, ShapeErrorKind};
 use crate::tensor::layout::element_count;
 
+/// What a disagreement between an access and the shape checked before the statement means
+/// (a panic, not a `ShapeError`: no correct program meets it).
+pub(crate) const INCONSISTENT: &str = "the operand's `Operand` implementation reports a shape \
+    (`__tdsl_shape`) or buffer that its access (`__tdsl_operand`) does not have, or this is a \
+    tensor-dsl bug";
+
 /// Where an index occurs: the access as the user wrote it (e.g. `a[i, k, l]` or
 /// `c[i, j] (the target)`) and the axis of that access the index sits on. Generated code
 /// passes these as a constant table, so a run that passes its checks reads none of them.

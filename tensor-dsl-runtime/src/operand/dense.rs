@@ -14,6 +14,7 @@ use crate::element::Element;
 use crate::tensor::memory::zeroed;
 
 use super::access::{Access, Memory, Mode, RawAccess, TargetAccess};
+use super::check::INCONSISTENT;
 use super::extents::{AxesExtents, ExtentsType, StaticLayout, MAX_STATIC_RANK};
 
 /// Read access to the elements of an operand laid out row-major without gaps: `elements`
@@ -123,6 +124,38 @@ fn dense_start<E: ExtentsType, T>(
     (start.checked_add(dense.elements)? <= len).then_some((data.wrapping_add(start), dense))
 }
 
+/// An owned tensor's whole buffer (`row_major`, offset 0, host memory, elements of the
+/// statement's type, run-time extents) as one run: its `len` elements from `data`, which the
+/// access may read (and, for a target, write) whatever its shape says, so nothing is compared
+/// here. That the run is the tensor's elements in row-major order, as many as its extents'
+/// product, is the tensor's invariant; runs with the target's indices in the target's order
+/// meet point for point whatever the shapes, as long as their lengths agree, and `pointwise`
+/// compares those before it writes (an `Operand` implementation that hands another tensor's
+/// access than the shape it reports is stopped there, by length). For the point-wise steps
+/// that take runs this skips the shape walk of [`dense_start`] and its comparison with the
+/// checked shape (together a third of a 4 × 4 sum's time).
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
+fn whole_run<E: ExtentsType, T>(access: &RawAccess<'_, T>) -> Option<(*const T, DenseShape)> {
+    (access.row_major
+        && !E::STATIC
+        && access.offset == 0
+        && !access.part
+        && access.memory == Memory::Host)
+        .then(|| (access.data, DenseShape::run(access.len)))
+}
+
+/// Stops a point-wise step one of whose runs is not as long as its target's, before anything
+/// is written: generated code checked the shapes equal, so one access disagrees with the shape
+/// its tensor reported. Out of line: a statement keeps one comparison per run.
+#[cold]
+#[inline(never)]
+fn unequal_runs(run: usize, target: usize) -> ! {
+    panic!(
+        "a point-wise operand's access holds {run} elements where the statement's target holds \
+         {target}: {INCONSISTENT}"
+    )
+}
+
 /// Whether `strides` are the ones a `Tensor` of `shape` has (row-major, a zero extent
 /// counted as one) and `len` its element count, without allocating: debug builds check this
 /// on every dense access, and tests count allocations.
@@ -139,7 +172,7 @@ fn is_whole_row_major(shape: &[usize], strides: &[isize], len: usize) -> bool {
 
 impl DenseShape {
     /// The shape of one run of `elements` values: rank 1, stride 1.
-    #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     fn run(elements: usize) -> Self {
         let mut shape = DenseShape {
             rank: 1,
@@ -265,7 +298,41 @@ impl<'a, T> Access<'a, T> {
     }
 }
 
+impl<'a, T> Access<'a, T> {
+    /// This access as a dense one for a point-wise step whose accesses all have the target's
+    /// indices in its order (`DenseTarget::pointwise`, which reads only its elements as one
+    /// run): an owned tensor's whole buffer as one run of rank 1 (see `whole_run`), any other
+    /// as [`as_dense`](Self::as_dense) makes it.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn as_run<E: ExtentsType>(&self, layout: StaticLayout<E>) -> Option<DenseAccess<'a, T, E>> {
+        if let Some((data, shape)) = whole_run::<E, T>(&self.raw) {
+            return Some(DenseAccess {
+                data,
+                shape,
+                _borrow: PhantomData,
+                _extents: PhantomData,
+            });
+        }
+        self.as_dense(layout)
+    }
+}
+
 impl<'a, T> TargetAccess<'a, T> {
+    /// This target as one run of its elements (see [`Access::as_run`]).
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub fn as_run<E: ExtentsType>(&self, layout: StaticLayout<E>) -> Option<DenseTarget<'a, T, E>> {
+        if let Some((data, shape)) = whole_run::<E, T>(&self.raw) {
+            return Some(DenseTarget {
+                data: data.cast_mut(),
+                shape,
+                exclusive: self.exclusive,
+                _borrow: PhantomData,
+                _extents: PhantomData,
+            });
+        }
+        self.as_dense(layout)
+    }
+
     /// This target as a dense one of `layout`'s type, if it is (see the module's invariant).
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn as_dense<E: ExtentsType>(
@@ -424,6 +491,30 @@ pub struct DenseRun<'a, T> {
     _borrow: PhantomData<&'a T>,
 }
 
+impl<'a, T> DenseRun<'a, T> {
+    /// How many elements it holds.
+    pub(crate) fn elements(&self) -> usize {
+        self.elements
+    }
+
+    /// Its elements at offsets `range` (inside its own), as a run of their own.
+    pub(crate) fn part(&self, range: std::ops::Range<usize>) -> Self {
+        assert!(range.start <= range.end && range.end <= self.elements);
+        DenseRun {
+            // In bounds: the range lies inside the run's own elements (asserted).
+            data: self.data.wrapping_add(range.start),
+            elements: range.end - range.start,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The lowest and one past the highest byte address of its elements, and its first.
+    pub(crate) fn address_range(&self) -> std::ops::Range<usize> {
+        let start = self.data as usize;
+        start..start.wrapping_add(self.elements * std::mem::size_of::<T>())
+    }
+}
+
 impl<'a, T: Copy, E: ExtentsType> DenseAccess<'a, T, E> {
     /// Its elements as one run.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
@@ -557,6 +648,31 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         }
     }
 
+    /// How many elements it addresses.
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub(crate) fn elements(&self) -> usize {
+        self.shape.elements
+    }
+
+    /// Its elements at offsets `range` (inside its own), as one run of a target.
+    pub(crate) fn part(&self, range: std::ops::Range<usize>) -> Self {
+        assert!(range.start <= range.end && range.end <= self.shape.elements);
+        DenseTarget {
+            // In bounds: the range lies inside the target's own elements (asserted).
+            data: self.data.wrapping_add(range.start),
+            shape: DenseShape::run(range.end - range.start),
+            exclusive: self.exclusive,
+            _borrow: PhantomData,
+            _extents: PhantomData,
+        }
+    }
+
+    /// The lowest and one past the highest byte address of its elements.
+    pub(crate) fn address_range(&self) -> std::ops::Range<usize> {
+        let start = self.data as usize;
+        start..start.wrapping_add(self.shape.elements * std::mem::size_of::<T>())
+    }
+
     /// Combines `α·body` of the runs' elements at each offset into the target's element at
     /// that offset, as `mode` says (β = 0 does not read it): one loop over all elements,
     /// which the compiler vectorizes. Generated code passes it the runs of accesses whose
@@ -580,6 +696,35 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         self.pointwise_loops(runs, mode, alpha, body);
     }
 
+    /// [`pointwise`](Self::pointwise) of a step too large to keep in the first-level cache,
+    /// run by `exec::pointwise` (alone or as one thread's part), in the widest compilation
+    /// the CPU has whatever its length: past the cache a loop that computes more than it moves
+    /// (`c += a / b`: 0.6× the loop-nest engine's AVX2 loops in the baseline compilation) needs
+    /// the wide vectors, and one that moves more lost nothing measurable to them.
+    pub(crate) fn pointwise_large<const N: usize>(
+        &self,
+        runs: [DenseRun<'_, T>; N],
+        mode: Mode<T>,
+        alpha: T,
+        body: &impl Fn([T; N]) -> T,
+    ) {
+        let elements = self.shape.elements;
+        if let Some(run) = runs.iter().find(|run| run.elements != elements) {
+            unequal_runs(run.elements, elements);
+        }
+        // SAFETY: `data` is the first of the target's `elements` values (all the loops use of
+        // it), and the runs' lengths were checked above.
+        #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
+        unsafe {
+            Self::pointwise_wide(self.data, elements, &runs, mode, alpha, body)
+        };
+        // SAFETY: the runs' lengths were checked above.
+        #[cfg(not(all(target_arch = "x86_64", not(tdsl_unoptimized))))]
+        unsafe {
+            self.pointwise_plain::<N, false>(runs, mode, alpha, body)
+        };
+    }
+
     /// [`pointwise`](Self::pointwise)'s loops, compiled for the widest vectors the CPU has
     /// where the runs are long enough to gain from them (see [`wide_vectors`]).
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
@@ -591,8 +736,8 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: impl Fn([T; N]) -> T,
     ) {
         let elements = self.shape.elements;
-        if runs.iter().any(|run| run.elements != elements) {
-            panic!("tensor-dsl bug: a point-wise run of another length than its target's");
+        if let Some(run) = runs.iter().find(|run| run.elements != elements) {
+            unequal_runs(run.elements, elements);
         }
         // Unoptimized builds vectorize nothing, so they keep the one compilation. For static
         // extents the condition is a constant: small arrays never leave registers for a call.
@@ -600,7 +745,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         if wide_vectors::<T>(elements, N + 1) {
             // SAFETY: `data` is the first of the target's `elements` values (all the loops
             // use of it), and the runs' lengths were checked above.
-            return unsafe { Self::pointwise_wide(self.data, elements, runs, mode, alpha, &body) };
+            return unsafe { Self::pointwise_wide(self.data, elements, &runs, mode, alpha, &body) };
         }
         // SAFETY: the runs' lengths were checked above.
         unsafe { self.pointwise_plain::<N, false>(runs, mode, alpha, body) };
@@ -620,11 +765,12 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
     unsafe fn pointwise_wide<const N: usize>(
         data: *mut T,
         elements: usize,
-        runs: [DenseRun<'_, T>; N],
+        runs: &[DenseRun<'_, T>; N],
         mode: Mode<T>,
         alpha: T,
         body: &impl Fn([T; N]) -> T,
     ) {
+        let runs = *runs;
         // The same values as one run: the loops read nothing of a target but these two.
         let this = DenseTarget::<T, E> {
             data,
@@ -1304,7 +1450,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "point-wise run of another length")]
+    #[should_panic(expected = "access holds 6 elements where the statement's target holds 9")]
     fn a_pointwise_run_of_another_length_panics_before_writing() {
         let layout = |shape: &[usize]| StaticLayout::<Dynamic>::claiming(shape, shape.len());
         let a = Tensor::<f64>::zeros([2, 3]);
