@@ -146,10 +146,13 @@ pub fn is_small<const L: usize>(is_static: bool, extents: &[usize; L]) -> bool {
 }
 
 /// Whether a point-wise step over `extents` reading `operands` runs, whose accesses all have
-/// the target's indices in its order and are dense, is better run as one loop over the
+/// the target's indices in its order and are dense, and whose one term is one tensor's
+/// elements, scaled or added (`c = a`, `c = 2·a`, `c += a`), is better run as one loop over the
 /// elements (`DenseTarget::pointwise`) than by the general kernel: whenever the kernel would
-/// not split it between threads, since the loop is the kernel's own
-/// inner loop without the proof and dispatch before it (at 64 × 64, half the time).
+/// not split it between threads, since the loop is the kernel's own inner loop without the
+/// proof and dispatch before it (at 64 × 64, half the time); past that the kernel's copy
+/// engines stream a plain copy's stores. Every other such step is one loop at every size
+/// (`pointwise`).
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn is_small_run<const L: usize>(operands: usize, extents: &[usize; L]) -> bool {
     points(extents).saturating_mul(operands + 1) < crate::exec::loop_nest::PARALLEL_WORK
@@ -204,7 +207,7 @@ pub fn meet<A: Meet<B>, B>(_first: A, _later: B) -> A::Output {
 /// The layout `operand`'s type states, with its shape (see [`StaticLayout`]).
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
 pub fn layout_of<X: Operand + ?Sized>(operand: &X, rank: usize) -> StaticLayout<X::Extents> {
-    StaticLayout::claiming(&operand.__tdsl_shape(), rank)
+    StaticLayout::claiming(&operand.__tdsl_shape(), rank).trusting(X::__TDSL_SHAPE_IS_ACCESS)
 }
 
 /// Read access to `operand` (see [`shape_of`] for why a function).

@@ -297,7 +297,7 @@ pub fn shape_of<X: Operand + ?Sized>(
     rank: usize,
 ) -> (ShapeRef<'_>, StaticLayout<X::Extents>) {
     let shape = operand.__tdsl_shape();
-    let layout = StaticLayout::claiming(&shape, rank);
+    let layout = StaticLayout::claiming(&shape, rank).trusting(X::__TDSL_SHAPE_IS_ACCESS);
     (shape, layout)
 }
 

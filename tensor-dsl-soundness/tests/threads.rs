@@ -1,6 +1,6 @@
 //! Every kernel path past its threading threshold, under 1, 2 and 4 threads, against naive
-//! loops: split loop nests (point-wise, summing, scalar), GEMMs split by batch and by rows,
-//! networks, strided views and fixed positions as targets.
+//! loops: split loop nests (point-wise, summing, scalar), point-wise runs split into parts,
+//! GEMMs split by batch and by rows, networks, strided views and fixed positions as targets.
 
 use tensor_dsl::{tensor, Tensor};
 #[path = "../../tests/common/mod.rs"]
@@ -30,6 +30,29 @@ fn loop_nests_split_along_target_loops() {
         tensor! { let total = a[i, j]; }
         let expected: f64 = a.as_slice().iter().sum();
         assert!((total - expected).abs() < 1e-9, "{total} vs {expected}");
+    });
+}
+
+/// Point-wise statements whose every tensor has the target's indices in its order, read as
+/// runs and shared between threads in parts (`exec::pointwise`): an owned target, and a view
+/// target read in place.
+#[test]
+fn point_wise_runs_split_into_parts() {
+    in_pools(|threads| {
+        let (m, n) = (301, 307);
+        let a = data::<f64>(&[m, n], threads);
+        let b = data::<f64>(&[m, n], 1);
+        let mut c = data::<f64>(&[m, n], 2);
+        let before = c.clone();
+        tensor! { c[i, j] = 2 * c[i, j] + a[i, j] * b[i, j]; }
+        let expected = Tensor::from_fn([m, n], |ix| {
+            2.0 * before[[ix[0], ix[1]]] + a[[ix[0], ix[1]]] * b[[ix[0], ix[1]]]
+        });
+        assert_close(&c, &expected, 0.0);
+        let v = c.view_mut();
+        tensor! { v[i, j] = v[i, j] - a[i, j]; }
+        let expected = Tensor::from_fn([m, n], |ix| expected[[ix[0], ix[1]]] - a[[ix[0], ix[1]]]);
+        assert_close(&c, &expected, 0.0);
     });
 }
 

@@ -761,7 +761,8 @@ impl StatementEmitter<'_> {
             // between threads), so over owned tensors the general path is dead code.
             hygienic!(true)
         } else if let Some(runs) = &parts.runs {
-            // A large copy keeps the copy engines' streamed stores.
+            // One tensor's elements, scaled or added (`c = a`, `c = 2·a`, `c += a`): past the
+            // threads' threshold the kernel, whose copy engines stream a plain copy's stores.
             let operands = runs.len();
             hygienic!(#p::is_small_run(#operands, &[#(#extents),*]))
         } else if let Some(stages) = &stages {

@@ -491,11 +491,20 @@ pub trait Operand {
     fn __tdsl_shape(&self) -> ShapeRef<'_>;
     /// Raw read access for one statement.
     fn __tdsl_operand(&self) -> Access<'_, Self::Elem>;
+    /// Whether every access this type hands out (`__tdsl_operand`, and a target's
+    /// `__tdsl_target`) has exactly the shape `__tdsl_shape` reports: true for `Tensor` (and
+    /// references to one), whose accesses are read from the same field. Where it holds, the written-out
+    /// loops do not compare the two; an implementation that claims it and breaks it gets
+    /// wrong values rather than the error that names it, never an access outside a buffer
+    /// (nothing unsafe rests on it). Leave it false.
+    #[doc(hidden)]
+    const __TDSL_SHAPE_IS_ACCESS: bool = false;
 }
 
 impl<T: Element> Operand for Tensor<T> {
     type Elem = T;
     type Extents = Dynamic;
+    const __TDSL_SHAPE_IS_ACCESS: bool = true;
     fn __tdsl_shape(&self) -> ShapeRef<'_> {
         self.shape().into()
     }
@@ -533,6 +542,7 @@ macro_rules! forward_operand {
         impl<X: Operand + ?Sized> Operand for $pointer {
             type Elem = X::Elem;
             type Extents = X::Extents;
+            const __TDSL_SHAPE_IS_ACCESS: bool = X::__TDSL_SHAPE_IS_ACCESS;
             fn __tdsl_shape(&self) -> ShapeRef<'_> {
                 (**self).__tdsl_shape()
             }

@@ -2,9 +2,10 @@
 //! from their extents, for the loops generated code writes out: over nested arrays, whose
 //! extents are constants of their type (offsets fold at compile time), and over small dynamic
 //! tensors (no step to prove, no kernel to dispatch). Only an access whose own strides are
-//! the row-major ones of its own shape becomes one, and one of static type only if that shape
-//! is its type's, so every offset below `elements` is an element the access itself addresses,
-//! whatever type produced it. A written-out network's temporaries (`Temporary`) are dense by
+//! the row-major ones of its own shape becomes one (an owned tensor's whole buffer by its
+//! invariant, read by `as_run` as one run of its buffer's elements), and one of static type
+//! only if that shape is its type's, so every offset below `elements` is an element the access
+//! itself addresses, whatever type produced it. A written-out network's temporaries (`Temporary`) are dense by
 //! construction, their static extents used only once checked to be row-major.
 
 use std::marker::PhantomData;
@@ -126,22 +127,41 @@ fn dense_start<E: ExtentsType, T>(
 
 /// An owned tensor's whole buffer (`row_major`, offset 0, host memory, elements of the
 /// statement's type, run-time extents) as one run: its `len` elements from `data`, which the
-/// access may read (and, for a target, write) whatever its shape says, so nothing is compared
-/// here. That the run is the tensor's elements in row-major order, as many as its extents'
-/// product, is the tensor's invariant; runs with the target's indices in the target's order
-/// meet point for point whatever the shapes, as long as their lengths agree, and `pointwise`
-/// compares those before it writes (an `Operand` implementation that hands another tensor's
-/// access than the shape it reports is stopped there, by length). For the point-wise steps
-/// that take runs this skips the shape walk of [`dense_start`] and its comparison with the
-/// checked shape (together a third of a 4 × 4 sum's time).
+/// access may read (and, for a target, write) whatever its shape says. That the run is the
+/// tensor's elements in row-major order, as many as its extents' product, is the tensor's
+/// invariant; `pointwise` compares the runs' lengths before it writes. The access's shape
+/// must be the one the statement checked: taken as it is for this crate's tensors, whose
+/// type says their accesses have the shape they report (`StaticLayout::trusted`), compared
+/// otherwise, and an `Operand` implementation that hands another access than the shape it
+/// reports is stopped here, before anything is written, as the step's proof stops it. For
+/// the point-wise steps that take runs this skips the stride walk of [`dense_start`] (with
+/// the comparison, which a wrapper's access cannot fold away, a third of a 4 × 4 sum's time).
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]
-fn whole_run<E: ExtentsType, T>(access: &RawAccess<'_, T>) -> Option<(*const T, DenseShape)> {
-    (access.row_major
+fn whole_run<E: ExtentsType, T>(
+    layout: &StaticLayout<E>,
+    access: &RawAccess<'_, T>,
+) -> Option<(*const T, DenseShape)> {
+    let whole = access.row_major
         && !E::STATIC
         && access.offset == 0
         && !access.part
-        && access.memory == Memory::Host)
-        .then(|| (access.data, DenseShape::run(access.len)))
+        && access.memory == Memory::Host;
+    if whole && !layout.trusted() && !layout.claims(&access.shape) {
+        disagrees(&access.shape);
+    }
+    whole.then(|| (access.data, DenseShape::run(access.len)))
+}
+
+/// Stops a statement one of whose tensors has an access of another shape than the one the
+/// statement checked, as the step's proof would stop it (`exec::step`): out of line and never
+/// returning, so the statement keeps no other path for this case.
+#[cold]
+#[inline(never)]
+fn disagrees(shape: &[usize]) -> ! {
+    panic!(
+        "an operand's access has shape {shape:?}, not the one the statement checked: \
+         {INCONSISTENT}"
+    )
 }
 
 /// Stops a point-wise step one of whose runs is not as long as its target's, before anything
@@ -305,7 +325,7 @@ impl<'a, T> Access<'a, T> {
     /// as [`as_dense`](Self::as_dense) makes it.
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn as_run<E: ExtentsType>(&self, layout: StaticLayout<E>) -> Option<DenseAccess<'a, T, E>> {
-        if let Some((data, shape)) = whole_run::<E, T>(&self.raw) {
+        if let Some((data, shape)) = whole_run(&layout, &self.raw) {
             return Some(DenseAccess {
                 data,
                 shape,
@@ -321,7 +341,7 @@ impl<'a, T> TargetAccess<'a, T> {
     /// This target as one run of its elements (see [`Access::as_run`]).
     #[cfg_attr(not(tdsl_unoptimized), inline(always))]
     pub fn as_run<E: ExtentsType>(&self, layout: StaticLayout<E>) -> Option<DenseTarget<'a, T, E>> {
-        if let Some((data, shape)) = whole_run::<E, T>(&self.raw) {
+        if let Some((data, shape)) = whole_run(&layout, &self.raw) {
             return Some(DenseTarget {
                 data: data.cast_mut(),
                 shape,
@@ -508,7 +528,7 @@ impl<'a, T> DenseRun<'a, T> {
         }
     }
 
-    /// The lowest and one past the highest byte address of its elements, and its first.
+    /// The lowest and one past the highest byte address of its elements.
     pub(crate) fn address_range(&self) -> std::ops::Range<usize> {
         let start = self.data as usize;
         start..start.wrapping_add(self.elements * std::mem::size_of::<T>())
@@ -879,7 +899,8 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         let value = |k: usize| {
             // SAFETY: `k` is below `elements`, every run's length (the caller's promise), and
             // a run's `elements` values from `data` are its access's own, valid for reads
-            // while its borrow lives (`dense_start`); raw reads, as in `DenseAccess::load`.
+            // while its borrow lives (`dense_start`, or `whole_run`: the buffer's own `len`
+            // elements); raw reads, as in `DenseAccess::load`.
             let value = body(std::array::from_fn(|o| unsafe {
                 runs[o].data.add(k).read()
             }));

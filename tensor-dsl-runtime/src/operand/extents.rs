@@ -264,10 +264,13 @@ pub struct StaticLayout<E> {
     /// The extents, outermost first (0 past the rank).
     pub extents: [usize; MAX_STATIC_RANK],
     /// For run-time extents, the shape the statement's checks read (`__tdsl_shape`), if known:
-    /// the written-out loops take an access only if its own shape is this one, so an operand
-    /// whose access disagrees with its shape reaches the step's proof, which names it, before
-    /// anything is written.
+    /// the written-out loops take an access only if its own shape is this one (or its type says
+    /// it is, `trusted`), so an operand whose access disagrees with its shape reaches the
+    /// step's proof, or `as_run`'s check, which names it, before anything is written.
     claimed: Option<(usize, [usize; MAX_STATIC_RANK])>,
+    /// The tensor's accesses have the shape it reports (`Operand::__TDSL_SHAPE_IS_ACCESS`), so
+    /// `claims` holds of them without a comparison.
+    trusted: bool,
     extents_type: PhantomData<fn() -> E>,
 }
 
@@ -285,6 +288,7 @@ impl<E: ExtentsType> StaticLayout<E> {
         is_static: E::STATIC,
         extents: E::EXTENTS,
         claimed: None,
+        trusted: false,
         extents_type: PhantomData,
     };
 
@@ -306,6 +310,19 @@ impl<E: ExtentsType> StaticLayout<E> {
             claimed,
             ..Self::OF
         }
+    }
+
+    /// This layout, for a type whose accesses have the shape it reports (see the field).
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub(crate) fn trusting(self, trusted: bool) -> Self {
+        StaticLayout { trusted, ..self }
+    }
+
+    /// Whether an access of this layout's tensor, of shape `shape`, may be taken as the one
+    /// the statement checked without comparing the two: its type says so (see the field).
+    #[cfg_attr(not(tdsl_unoptimized), inline(always))]
+    pub(crate) fn trusted(&self) -> bool {
+        self.trusted && self.claimed.is_some()
     }
 
     /// Whether `shape` is the one the statement checked (see the field).
