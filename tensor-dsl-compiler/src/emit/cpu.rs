@@ -1453,7 +1453,7 @@ impl StatementEmitter<'_> {
             }
         }
         // A lone point-wise step reads each access as one run: `as_run` takes an owned
-        // tensor's whole buffer as it is, without `as_dense`'s walk over its shape.
+        // tensor's whole buffer as it is, without `as_dense`'s walk over its strides.
         let dense = match &code[..] {
             [StepCode {
                 pointwise: true, ..

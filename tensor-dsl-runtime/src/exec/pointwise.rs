@@ -19,7 +19,7 @@ use super::loop_nest::PARALLEL_WORK;
 use super::parallel::for_each_part;
 
 /// `DenseTarget::pointwise(runs, mode, alpha, body)` of `target`, on the pool's threads where
-/// its points times its arrays reach [`PARALLEL_WORK`] and the pool has more than one; the same
+/// its points times its arrays reach `PARALLEL_WORK` and the pool has more than one; the same
 /// operations on every element either way (each element is computed from its own offset
 /// alone), so the bits do not depend on the split.
 #[cfg_attr(not(tdsl_unoptimized), inline(always))]

@@ -493,10 +493,10 @@ pub trait Operand {
     fn __tdsl_operand(&self) -> Access<'_, Self::Elem>;
     /// Whether every access this type hands out (`__tdsl_operand`, and a target's
     /// `__tdsl_target`) has exactly the shape `__tdsl_shape` reports: true for `Tensor` (and
-    /// references to one), whose accesses are read from the same field. Where it holds, the written-out
-    /// loops do not compare the two; an implementation that claims it and breaks it gets
-    /// wrong values rather than the error that names it, never an access outside a buffer
-    /// (nothing unsafe rests on it). Leave it false.
+    /// references to one), whose accesses are read from the same field. Where it holds, the
+    /// written-out loops do not compare the two; an implementation that claims it and breaks
+    /// it gets wrong values rather than the error that names it, never an access outside a
+    /// buffer (nothing unsafe rests on it). Leave it false.
     #[doc(hidden)]
     const __TDSL_SHAPE_IS_ACCESS: bool = false;
 }

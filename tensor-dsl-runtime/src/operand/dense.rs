@@ -733,7 +733,8 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
             unequal_runs(run.elements, elements);
         }
         // SAFETY: `data` is the first of the target's `elements` values (all the loops use of
-        // it), and the runs' lengths were checked above.
+        // it), which no other thread uses meanwhile (a part's are its own, `exec::pointwise`),
+        // and the runs' lengths were checked above.
         #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
         unsafe {
             Self::pointwise_wide(self.data, elements, &runs, mode, alpha, body)
