@@ -19,11 +19,12 @@ import sys
 
 # The function a frame is in (`#0 <function> <module> (<binary>+<offset>)`), matched at its
 # start, so a rayon frame monomorphised over a kernel closure does not count as the kernel.
-# The engines live in `tensor_dsl_runtime::exec`; their own unit tests (`exec::…::tests::`) are
+# The engines live in `tensor_dsl_runtime::exec`, and the point-wise loops they share between
+# threads in `operand::dense`; their own unit tests (`exec::…::tests::`) are
 # the callers that hand work to the pool, not code under test.
 WATCHED = re.compile(
-    r"^#0 <?(tensor_dsl_runtime::exec::(loop_nest|gemm|network|step|transpose|parallel)"
-    r"(?!::tests::)|matrixmultiply::|tsan_canary)"
+    r"^#0 <?(tensor_dsl_runtime::(exec::(loop_nest|gemm|network|step|transpose|parallel"
+    r"|pointwise)|operand::dense)(?!::tests::)|matrixmultiply::|tsan_canary)"
 )
 # A report on a stack slot of the thread that made the later access: a worker read the
 # caller's stack during a parallel call (its extents and strides) and the caller, after the
