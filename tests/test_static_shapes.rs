@@ -308,11 +308,11 @@ fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
     use tensor_dsl::__private::{Access, Operand, ShapeRef};
     use tensor_dsl::extents::Dynamic;
 
-    struct Lies {
-        claimed: [usize; 1],
+    struct Lies<const R: usize> {
+        claimed: [usize; R],
         data: Tensor<f64>,
     }
-    impl Operand for Lies {
+    impl<const R: usize> Operand for Lies<R> {
         type Elem = f64;
         type Extents = Dynamic;
         fn __tdsl_shape(&self) -> ShapeRef<'_> {
@@ -334,21 +334,7 @@ fn an_operand_whose_access_disagrees_with_its_shape_is_named() {
     assert!(message.contains("`Operand` implementation"), "{message}");
     assert!(out.iter().all(|&x| x == 7.0), "nothing was written");
 
-    struct Transposed {
-        claimed: [usize; 2],
-        data: Tensor<f64>,
-    }
-    impl Operand for Transposed {
-        type Elem = f64;
-        type Extents = Dynamic;
-        fn __tdsl_shape(&self) -> ShapeRef<'_> {
-            (&self.claimed).into()
-        }
-        fn __tdsl_operand(&self) -> Access<'_, f64> {
-            self.data.__tdsl_operand()
-        }
-    }
-    let lies = Transposed {
+    let lies = Lies {
         claimed: [2, 3],
         data: Tensor::zeros([3, 2]),
     };

@@ -164,6 +164,14 @@ fn disagrees(shape: &[usize]) -> ! {
     )
 }
 
+/// Stops the point-wise step (see [`unequal_runs`]) if a run is not `elements` long.
+#[cfg_attr(not(tdsl_unoptimized), inline(always))]
+fn equal_runs<T, const N: usize>(runs: &[DenseRun<'_, T>; N], elements: usize) {
+    if let Some(run) = runs.iter().find(|run| run.elements != elements) {
+        unequal_runs(run.elements, elements);
+    }
+}
+
 /// Stops a point-wise step one of whose runs is not as long as its target's, before anything
 /// is written: generated code checked the shapes equal, so one access disagrees with the shape
 /// its tensor reported. Out of line: a statement keeps one comparison per run.
@@ -729,9 +737,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: &impl Fn([T; N]) -> T,
     ) {
         let elements = self.shape.elements;
-        if let Some(run) = runs.iter().find(|run| run.elements != elements) {
-            unequal_runs(run.elements, elements);
-        }
+        equal_runs(&runs, elements);
         // SAFETY: `data` is the first of the target's `elements` values (all the loops use of
         // it), which no other thread uses meanwhile (a part's are its own, `exec::pointwise`),
         // and the runs' lengths were checked above.
@@ -757,9 +763,7 @@ impl<T: Element, E: ExtentsType> DenseTarget<'_, T, E> {
         body: impl Fn([T; N]) -> T,
     ) {
         let elements = self.shape.elements;
-        if let Some(run) = runs.iter().find(|run| run.elements != elements) {
-            unequal_runs(run.elements, elements);
-        }
+        equal_runs(&runs, elements);
         // Unoptimized builds vectorize nothing, so they keep the one compilation. For static
         // extents the condition is a constant: small arrays never leave registers for a call.
         #[cfg(all(target_arch = "x86_64", not(tdsl_unoptimized)))]
