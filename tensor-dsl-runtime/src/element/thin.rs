@@ -252,10 +252,14 @@ pub(super) unsafe fn product_into_runs<T: Lanes>(
     {
         return false;
     }
+    let mut pieces = Pieces::<T>::new();
+    if !pieces.cut(runs) {
+        return false;
+    }
     let c = Target::Runs {
         c,
         rows: &rows[..m],
-        runs,
+        pieces: &pieces,
         beta,
     };
     // SAFETY: the CPU has AVX-512 F; A, B and C's rows and runs are the caller's, the runs
@@ -382,23 +386,76 @@ fn prefetch<T>(at: *const T) {
     };
 }
 
+/// The most pieces a vector of a row is cut into: one a lane (runs are at least one column).
+const MOST_PIECES: usize = 16;
+
+/// A row's vectors cut along C's runs, once per call rather than per row: for vector `v`,
+/// `counts[v]` pieces, each the lanes one run takes (`mask`) and where the vector's first
+/// lane lands from the row's start in C (`at`), so a row's stores are one masked store a
+/// piece, with no mask computed and no sum indexed by a run-time vector number (which made
+/// the compiler keep a block's sums in memory).
+struct Pieces<T: Lanes> {
+    pieces: [[(T::Mask, isize); MOST_PIECES]; WIDEST],
+    counts: [usize; WIDEST],
+}
+
+impl<T: Lanes> Pieces<T> {
+    /// No pieces.
+    #[inline(always)]
+    fn new() -> Self {
+        Pieces {
+            pieces: [[(T::first(0), 0); MOST_PIECES]; WIDEST],
+            counts: [0; WIDEST],
+        }
+    }
+
+    /// Adds the pieces of `runs` (`(first column, length, offset in C)`, inside the row's
+    /// `WIDEST` vectors); `false` where a vector would take more than [`MOST_PIECES`] (runs
+    /// that overlap). Built in place: a call's pieces are half a kilobyte.
+    fn cut(&mut self, runs: &[Run]) -> bool {
+        let cut = self;
+        for &(first, length, offset) in runs {
+            for v in 0..WIDEST {
+                // Vector `v` holds columns `v·LANES..`, of which the run's are `from..to`.
+                let (from, to) = (
+                    first.max(v * T::LANES),
+                    (first + length).min((v + 1) * T::LANES),
+                );
+                if from >= to {
+                    continue;
+                }
+                let Some(slot) = cut.pieces[v].get_mut(cut.counts[v]) else {
+                    return false;
+                };
+                *slot = (
+                    T::between(from - v * T::LANES, to - v * T::LANES),
+                    offset
+                        .wrapping_sub(first as isize)
+                        .wrapping_add((v * T::LANES) as isize),
+                );
+                cut.counts[v] += 1;
+            }
+        }
+        true
+    }
+}
+
 /// Where [`product`] puts `α·A·B`'s rows, and how.
 #[derive(Clone, Copy)]
-enum Target<'t, T> {
+enum Target<'t, T: Lanes> {
     /// Row `i` at `c + i·rsc`, its `n` elements contiguous: `α·A·B`, plus `β·C` where β ≠ 0.
     Rows { c: *mut T, rsc: isize, beta: T },
-    /// Row `i` at `c + rows[i]`, its columns in `runs` as [`combine_tile`] takes them: each
-    /// run `(first, length, offset)` of columns `first..first + length` at `offset` from the
-    /// row, combined with C as `combine_tile` combines a tile of `α·A·B` (`beta`).
+    /// Row `i` at `c + rows[i]`, its columns in runs as [`combine_tile`] takes them, cut
+    /// into `pieces`, combined with C as `combine_tile` combines a tile of `α·A·B` (`beta`).
     Runs {
         c: *mut T,
         rows: &'t [isize],
-        runs: &'t [Run],
+        pieces: &'t Pieces<T>,
         beta: Option<T>,
     },
 }
 
-impl<T> Target<'_, T> {
+impl<T: Lanes> Target<'_, T> {
     /// The target of rows `from..` (of a block of rows at most `rows` long).
     fn from(self, from: usize, rows: usize) -> Self {
         match self {
@@ -410,12 +467,12 @@ impl<T> Target<'_, T> {
             Target::Runs {
                 c,
                 rows: offsets,
-                runs,
+                pieces,
                 beta,
             } => Target::Runs {
                 c,
                 rows: &offsets[from..(from + rows).min(offsets.len())],
-                runs,
+                pieces,
                 beta,
             },
         }
@@ -579,29 +636,17 @@ impl<T: Lanes> Block<'_, T> {
                 Target::Runs {
                     c,
                     rows,
-                    runs,
+                    pieces,
                     beta,
                 } => {
                     for (&row, sums) in rows.iter().zip(sums) {
-                        let values = sums.map(|sum| T::mul_lanes(alpha, sum));
-                        for &(first, length, offset) in runs {
-                            // Column `j` of the run at `base + j`; vector `v` holds columns
-                            // `v·LANES..`, of which the run's go under `mask`.
-                            let base = c
-                                .wrapping_offset(row.wrapping_add(offset))
-                                .wrapping_sub(first);
-                            for (v, &value) in values.iter().enumerate() {
-                                let (from, to) = (
-                                    first.max(v * T::LANES),
-                                    (first + length).min((v + 1) * T::LANES),
-                                );
-                                if from >= to {
-                                    continue;
-                                }
-                                let mask = T::between(from - v * T::LANES, to - v * T::LANES);
-                                // Only the masked lanes, the run's columns, are touched (and
+                        let base = c.wrapping_offset(row);
+                        for (v, sum) in sums.into_iter().enumerate() {
+                            let value = T::mul_lanes(alpha, sum);
+                            for &(mask, at) in &pieces.pieces[v][..pieces.counts[v]] {
+                                // Only the masked lanes, a run's columns, are touched (and
                                 // faulted on): C's elements the caller named.
-                                combine_vector(beta, mask, lanes(base, v).cast_mut(), value);
+                                combine_vector(beta, mask, base.wrapping_offset(at), value);
                             }
                         }
                     }
@@ -946,15 +991,23 @@ mod tests {
             let a: Vec<T> = (0..m * k).map(|at| value(at + 1)).collect();
             let b: Vec<T> = (0..k * width).map(|at| value(at + 1000)).collect();
             let rows: Vec<isize> = (0..m).map(|i| (i * row + i % 3) as isize).collect();
-            // Runs of 3, 12, 1, 5, … columns, a gap before each, some across the vectors.
-            let mut runs = Vec::new();
-            let (mut first, mut lengths) = (0, [3, 12, 1, 5].into_iter().cycle());
-            while first < n {
-                let length = lengths.next().unwrap().min(n - first);
-                runs.push((first, length, (2 * first + 1) as isize));
-                first += length;
-            }
-            for (rsa, csa) in [(1, m as isize), (k as isize, 1)] {
+            // Runs of 3, 12, 1, 5, … columns, a gap before each, some across the vectors; and
+            // runs of one column each (a vector's every lane a piece of its own).
+            let runs_of = |lengths: &[usize]| {
+                let mut runs = Vec::new();
+                let (mut first, mut lengths) = (0, lengths.iter().cycle());
+                while first < n {
+                    let length = (*lengths.next().unwrap()).min(n - first);
+                    runs.push((first, length, (2 * first + 1) as isize));
+                    first += length;
+                }
+                runs
+            };
+            let (runs, single) = (runs_of(&[3, 12, 1, 5]), runs_of(&[1]));
+            for ((rsa, csa), runs) in [(1, m as isize), (k as isize, 1)]
+                .into_iter()
+                .flat_map(|strides| [(strides, &runs), (strides, &single)])
+            {
                 for beta in [None, Some(T::ONE), Some(value(5)), Some(T::ZERO)] {
                     let start: Vec<T> = (0..m * row + 2)
                         .map(|at| match beta {
@@ -979,7 +1032,7 @@ mod tests {
                             (a.as_ptr(), rsa, csa),
                             (b.as_ptr(), width as isize),
                             beta,
-                            (direct.as_mut_ptr(), &rows, &runs),
+                            (direct.as_mut_ptr(), &rows, runs),
                         );
                         let tiled = gemm(
                             m,
@@ -996,7 +1049,7 @@ mod tests {
                             beta,
                             expected.as_mut_ptr(),
                             &rows,
-                            &runs,
+                            runs,
                             &tile,
                             width,
                         );
@@ -1043,6 +1096,23 @@ mod tests {
                 })
             };
             assert_eq!(refused, [false, false]);
+            assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
+            // Runs that overlap, more of them on a vector than it has lanes: refused.
+            let piled = vec![(0, 1, 0); MOST_PIECES + 1];
+            // SAFETY: refused before anything is read or written.
+            let ran = unsafe {
+                product_into_runs(
+                    m,
+                    k,
+                    n,
+                    alpha,
+                    (a.as_ptr(), 1, m as isize),
+                    (b.as_ptr(), width as isize),
+                    None,
+                    (c.as_mut_ptr(), &rows, &piled),
+                )
+            };
+            assert!(!ran);
             assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
         }
     }
