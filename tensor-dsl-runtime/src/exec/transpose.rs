@@ -6,7 +6,8 @@
 //! SSE's 4 × 4 and 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their
 //! target rows' lines ahead of their stores, for a target larger than the caches with its whole
 //! lines streamed around them (`stream_tile`, or `stream_off_lines` where the rows are not whole
-//! lines apart); a tile whose rows and columns are groups of loops, each row and column at its own
+//! lines apart), tiles along a third loop block by block across them all (`stream_brick`, and
+//! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row and column at its own
 //! offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on both sides → the target,
 //! around the caches (`stream_run`). Invariant: elements are moved as bytes, never computed on, so
 //! every element type of those sizes is copied exactly, and every element named is read once and
@@ -468,6 +469,83 @@ pub(crate) unsafe fn stream_brick<T: Copy>(
         }
     }
     true
+}
+
+/// Copies `count` tiles as [`transpose_tile`] says, tile `m` from `source + m·source_step`
+/// to `target + m·target_step`, stored the cached way: the tiles' whole blocks each in turn
+/// across all the tiles, as [`stream_brick`] moves them, then each tile's edges. Returns
+/// `false`, having touched nothing, where this CPU has no such kernel for `T` (AVX-512, four-
+/// or eight-byte elements).
+///
+/// # Safety
+/// As [`transpose_tile`], for every one of the `count` tiles; moreover no tile's target
+/// element may be any tile's source element or another tile's target element.
+pub(crate) unsafe fn brick<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+    (count, source_step, target_step): (usize, isize, isize),
+) -> bool {
+    let Some((side, blocks)) = cached_bricks::<T>() else {
+        return false;
+    };
+    let (whole_rows, whole_columns) = (rows / side * side, columns / side * side);
+    // SAFETY: the whole blocks of every tile, and each tile's edges (a corner and a shape
+    // inside it, with its strides): the caller's elements.
+    unsafe {
+        if whole_rows > 0 && whole_columns > 0 {
+            blocks(
+                source.cast(),
+                source_stride,
+                target.cast(),
+                target_stride,
+                [whole_rows, whole_columns],
+                (count, source_step, target_step),
+            );
+        }
+        for m in 0..count as isize {
+            let (source, target) = (
+                source.wrapping_offset(m.wrapping_mul(source_step)),
+                target.wrapping_offset(m.wrapping_mul(target_step)),
+            );
+            for ([row, column], shape) in [
+                ([0, whole_columns], [rows, columns - whole_columns]),
+                ([whole_rows, 0], [rows - whole_rows, whole_columns]),
+            ] {
+                if shape.contains(&0) {
+                    continue;
+                }
+                transpose_tile(
+                    source.wrapping_offset(row as isize + column as isize * source_stride),
+                    source_stride,
+                    target.wrapping_offset(row as isize * target_stride + column as isize),
+                    target_stride,
+                    shape,
+                );
+            }
+        }
+    }
+    true
+}
+
+/// The cached brick kernel for `T` on this CPU and the side of its blocks, if any.
+fn cached_bricks<T>() -> Option<(usize, StreamBlocks)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") && !avx_only() {
+        return match size_of::<T>() {
+            4 => Some((16, avx512::cached_blocks_4 as StreamBlocks)),
+            8 => Some((8, avx512::cached_blocks_8 as StreamBlocks)),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// Whether [`brick`] has a kernel for `T` on this CPU.
+pub(crate) fn bricks<T>() -> bool {
+    cached_bricks::<T>().is_some()
 }
 
 /// Copies a tile as [`transpose_tile`] says, every whole cache line of every target row
@@ -933,9 +1011,11 @@ mod sse {
     }
 }
 
-/// Generates an AVX-512 kernel streaming a tile's whole `$side × $side` blocks of `$t`, each
-/// target row's `$side` elements (one cache line) written by one non-temporal store; unfenced.
-/// Columns of blocks outermost: each block reads on down the last one's source columns.
+/// Generates an AVX-512 kernel moving the whole `$side × $side` blocks of `count` tiles along
+/// a third loop, each target row's `$side` elements (one cache line) written by one `$store`:
+/// non-temporal (streamed, unfenced) or plain (`brick`'s cached kernels, which need no
+/// alignment). Columns of blocks outermost: each block reads on down the last one's source
+/// columns.
 #[cfg(target_arch = "x86_64")]
 macro_rules! stream_blocks {
     (
@@ -946,10 +1026,10 @@ macro_rules! stream_blocks {
         ///
         /// # Safety
         /// As `transpose_tile`, for the blocks' elements of each of the `count` tiles, with
-        /// `rows` and `columns` multiples of the side and every target row of every tile
-        /// starting on a 64-byte boundary; no tile's target element is any tile's source
-        /// element or another tile's target element; the CPU must have AVX-512 F; the caller
-        /// fences as `stream_tile` says.
+        /// `rows` and `columns` multiples of the side and, where `$store` streams, every
+        /// target row of every tile starting on a 64-byte boundary (the caller then fences as
+        /// `stream_tile` says); no tile's target element is any tile's source element or
+        /// another tile's target element; the CPU must have AVX-512 F.
         #[target_feature(enable = "avx512f")]
         pub(super) unsafe fn $name(
             source: *const u8,
@@ -970,8 +1050,8 @@ macro_rules! stream_blocks {
                         // SAFETY: the block's runs down source columns `column..column + side`
                         // from row `row` on, and along target rows `row..row + side` from
                         // column `column` on, of tile `m`, are the tiles', which the caller
-                        // vouches for; each store's 64 bytes start on a 64-byte boundary, as
-                        // streaming stores need.
+                        // vouches for; where the store streams, its 64 bytes start on a
+                        // 64-byte boundary, as streaming stores need.
                         unsafe {
                             let rows_out = $rows!(base, source_stride);
                             for (r, value) in rows_out.into_iter().enumerate() {
@@ -1879,11 +1959,21 @@ mod avx512 {
         /// non-temporal store; unfenced.
         stream_blocks_8, f64, 8, rows_of_8x8_pd, _mm512_stream_pd
     );
+
+    stream_blocks!(
+        /// As `stream_blocks_4`, stored the cached way (`brick`).
+        cached_blocks_4, f32, 16, rows_of_16x16, _mm512_storeu_ps
+    );
+
+    stream_blocks!(
+        /// As `stream_blocks_8`, stored the cached way (`brick`).
+        cached_blocks_8, f64, 8, rows_of_8x8_pd, _mm512_storeu_pd
+    );
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{fence, stream_brick, stream_tile, transpose_tile, LINE};
+    use super::{brick, fence, stream_brick, stream_tile, transpose_tile, LINE};
 
     std::thread_local! {
         /// How many target lines this thread's `stream_tile` calls have streamed.
@@ -2047,6 +2137,63 @@ mod tests {
             check_stream(quad, Quad([0; 4]));
             check_bricks(quad, Quad([0; 4]));
         }
+    }
+
+    /// `brick` over three tiles, anywhere against the lines on both sides (tiles a column and
+    /// a few elements apart, rows an odd number of elements apart), with and without whole
+    /// blocks and edges on either side: every element of every tile moved, nothing between
+    /// them touched; where the CPU has no kernel for the size, refused with nothing touched.
+    fn check_cached_bricks<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+        let count = 3;
+        for (rows, columns) in [(13, 37), (32, 48), (16, 5), (40, 17), (1, 1)] {
+            let source_stride = rows + 3;
+            let row_length = columns + 5;
+            let source_step = (columns + 1) * source_stride + 7;
+            let target_step = (rows + 1) * row_length + 3;
+            let source: Vec<T> = (0..count * source_step + 1).map(value).collect();
+            let mut target = vec![blank; count * target_step + 2];
+            // SAFETY: tile `m`'s source elements lie in `source` (`m · source_step` on from 1),
+            // its target rows, `row_length` apart from `1 + m · target_step`, in `target`,
+            // which is not `source`; tiles a row and a column apart share no element.
+            let moved = unsafe {
+                brick(
+                    source.as_ptr().add(1),
+                    source_stride as isize,
+                    target.as_mut_ptr().add(1),
+                    row_length as isize,
+                    [rows, columns],
+                    (count, source_step as isize, target_step as isize),
+                )
+            };
+            assert_eq!(moved, super::bricks::<T>());
+            for (at, &got) in target.iter().enumerate() {
+                let offset = at as isize - 1;
+                let (m, within) = (
+                    offset.div_euclid(target_step as isize),
+                    offset.rem_euclid(target_step as isize) as usize,
+                );
+                let (row, column) = (within / row_length, within % row_length);
+                let inside =
+                    moved && (0..count as isize).contains(&m) && row < rows && column < columns;
+                let expected = if inside {
+                    source[1 + m as usize * source_step + row + column * source_stride]
+                } else {
+                    blank
+                };
+                assert_eq!(got, expected, "{rows} × {columns}: element {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn cached_bricks_move_exactly() {
+        check_cached_bricks(|n| n as f32 + 0.5, -1.0);
+        check_cached_bricks(|n| 0x7f80_0001 + n as u32, 0);
+        check_cached_bricks(|n| n as f64 - 0.25, -1.0);
+        check_cached_bricks(|n| 0x7ff0_0000_0000_0001 + n as u64, 0);
+        // Sizes without a cached kernel: refused.
+        check_cached_bricks(|n| [n as f32, -(n as f32)], [0.0; 2]);
+        assert!(!super::bricks::<[f64; 2]>());
     }
 
     /// A thirty-two-byte element aligned to its size, so a buffer of them has elements on
