@@ -1,6 +1,7 @@
 //! Every kernel path past its threading threshold, under 1, 2 and 4 threads, against naive
 //! loops: split loop nests (point-wise, summing, scalar), point-wise runs split into parts,
-//! GEMMs split by batch and by rows, networks, strided views and fixed positions as targets.
+//! transposes in cached bricks, GEMMs split by batch and by rows, networks, strided views and
+//! fixed positions as targets.
 
 use tensor_dsl::{tensor, Tensor};
 #[path = "../../tests/common/mod.rs"]
@@ -82,6 +83,20 @@ fn strided_targets() {
             assert!((f64::from(square[[i + 1, 0]]) - expected).abs() < 1e-3);
             assert_eq!(square[[i + 1, 1]], before[[i + 1, 1]]);
         }
+    });
+}
+
+/// A permutation stored the cached way whose tiles' target rows lie a whole number of pages
+/// apart, moved in bricks of tiles along the loop outside them (`exec::transpose::brick`),
+/// the nest split between threads.
+#[test]
+fn transposes_in_cached_bricks() {
+    in_pools(|threads| {
+        let a = data::<f32>(&[64, 64, 69], threads);
+        let mut c = Tensor::<f32>::zeros([69, 64, 64]);
+        tensor! { c[k, j, i] = a[i, j, k]; }
+        let expected = Tensor::from_fn([69, 64, 64], |ix| f64::from(a[[ix[2], ix[1], ix[0]]]));
+        assert_close(&c, &expected, 0.0);
     });
 }
 
