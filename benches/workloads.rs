@@ -517,13 +517,18 @@ fn permutation(c: &mut Criterion) {
 /// into existing memory: no allocation or first-touch page faults in either, so the ratio is
 /// the permutation's own cost against the machine's copy bandwidth.
 fn into_existing_memory(c: &mut Criterion) {
-    // The third: odd extents, so the target's rows are not a whole number of cache lines
-    // apart (3000 `f32`s, 187.5 lines). The fourth: every axis short and reversed, a row of
+    // The second: inside the caches, the target's `k` rows nine pages apart (one cache set).
+    // The fourth: odd extents, so the target's rows are not a whole number of cache lines
+    // apart (3000 `f32`s, 187.5 lines). The fifth: every axis short and reversed, a row of
     // either side 96 bytes (a line and a half).
     for (name, shape) in [
         (
             "permutation kji = ijk, 256³, into existing memory",
             vec![256; 3],
+        ),
+        (
+            "permutation kji = ijk, 96³, into existing memory",
+            vec![96; 3],
         ),
         (
             "permutation zxwy = xyzw, 48⁴, into existing memory",
