@@ -1914,12 +1914,13 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
         let source = self.data[transposed];
         let (down, across) = (strides[0][transposed], strides[1][transposed]);
         let mid = mid_strides[transposed];
-        if self.stream
-            && self.copies_exactly(source)
-            && down == 1
-            && target_strides[1] == 1
-            && transposes::<T>()
-        {
+        // Streamed where the copy streams, else stored the cached way (AVX-512 only).
+        let kernel = if self.stream {
+            transposes::<T>()
+        } else {
+            bricks::<T>()
+        };
+        if self.copies_exactly(source) && down == 1 && target_strides[1] == 1 && kernel {
             let from = source.data.wrapping_offset(corner.operands[transposed]);
             let to = self.target.wrapping_offset(corner.target);
             let [rows, columns] = shape;
@@ -1928,63 +1929,29 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 (to, &[target_strides[0], 1, mid_target]),
                 &[rows, columns, count],
             );
-            // SAFETY: every element of the `count` tiles lies inside the nest, which the step
-            // proved in bounds (the source's for reads, the target's for writes), and the
-            // source's and the target's ranges of addresses do not meet. Streamed: as in
-            // `write_tile` (no later point touches these target elements; `run_nest` fences
-            // once the nest's part is done).
-            if apart
-                && unsafe {
-                    stream_brick(
-                        from,
-                        across,
-                        to,
-                        target_strides[0],
-                        shape,
-                        (count, mid, mid_target),
-                    )
-                }
-            {
-                #[cfg(test)]
-                {
-                    tests::STREAMED_TILES.with(|tiles| tiles.set(tiles.get() + count));
-                    tests::BRICKS.with(|bricks| bricks.set(bricks.get() + usize::from(count > 1)));
-                }
-                return;
-            }
-        }
-        if !self.stream
-            && self.copies_exactly(source)
-            && down == 1
-            && target_strides[1] == 1
-            && bricks::<T>()
-        {
-            let from = source.data.wrapping_offset(corner.operands[transposed]);
-            let to = self.target.wrapping_offset(corner.target);
-            let [rows, columns] = shape;
-            let apart = !meet(
-                (from, &[1, across, mid]),
-                (to, &[target_strides[0], 1, mid_target]),
-                &[rows, columns, count],
-            );
+            let third = (count, mid, mid_target);
             // SAFETY: every element of the `count` tiles lies inside the nest, which the step
             // proved in bounds (the source's for reads, the target's for writes), and the
             // source's and the target's ranges of addresses do not meet; distinct points of
-            // the injective target are distinct elements.
-            if apart
+            // the injective target are distinct elements. Streamed: as in `write_tile` (no
+            // later point touches these target elements; `run_nest` fences once the nest's
+            // part is done).
+            let moved = apart
                 && unsafe {
-                    brick(
-                        from,
-                        across,
-                        to,
-                        target_strides[0],
-                        shape,
-                        (count, mid, mid_target),
-                    )
-                }
-            {
+                    if self.stream {
+                        stream_brick(from, across, to, target_strides[0], shape, third)
+                    } else {
+                        brick(from, across, to, target_strides[0], shape, third)
+                    }
+                };
+            if moved {
                 #[cfg(test)]
-                tests::CACHED_BRICKS.with(|bricks| bricks.set(bricks.get() + 1));
+                if self.stream {
+                    tests::STREAMED_TILES.with(|tiles| tiles.set(tiles.get() + count));
+                    tests::BRICKS.with(|bricks| bricks.set(bricks.get() + usize::from(count > 1)));
+                } else {
+                    tests::CACHED_BRICKS.with(|bricks| bricks.set(bricks.get() + 1));
+                }
                 return;
             }
         }

@@ -405,21 +405,14 @@ pub(crate) unsafe fn stream_brick<T: Copy>(
             0
         };
     let whole_rows = (rows - row_lead) / stream_rows * stream_rows;
-    let tile = |m: usize| {
-        (
-            source.wrapping_offset((m as isize).wrapping_mul(source_step)),
-            target.wrapping_offset((m as isize).wrapping_mul(target_step)),
-        )
-    };
+    let third = (count, source_step, target_step);
     if lines == 0 || whole_rows == 0 {
         // No whole line to stream (rows shorter than the columns up to their first line
         // boundary and a line past it): each tile whole in the widest blocks, not cut at
         // that boundary into narrower ones.
-        for m in 0..count {
-            let (source, target) = tile(m);
-            // SAFETY: forwarded from the caller (tile `m`).
-            unsafe { transpose_tile(source, source_stride, target, target_stride, shape) };
-        }
+        let whole = [([0, 0], shape)];
+        // SAFETY: forwarded from the caller (every tile, whole).
+        unsafe { tile_parts(source, source_stride, target, target_stride, &whole, third) };
         return true;
     }
     #[cfg(test)]
@@ -443,32 +436,56 @@ pub(crate) unsafe fn stream_brick<T: Copy>(
                 .cast(),
             target_stride,
             [whole_rows, lines * per_line],
-            (count, source_step, target_step),
+            third,
         );
         let (streamed_end, rows_end) = (lead + lines * per_line, row_lead + whole_rows);
-        let rest: [([usize; 2], [usize; 2]); 4] = [
+        let rest = [
             ([0, 0], [rows, lead]),
             ([0, streamed_end], [rows, columns - streamed_end]),
             ([0, lead], [row_lead, streamed_end - lead]),
             ([rows_end, lead], [rows - rows_end, streamed_end - lead]),
         ];
-        for m in 0..count {
-            let (source, target) = tile(m);
-            for ([row, column], shape) in rest {
-                if shape.contains(&0) {
-                    continue;
-                }
+        tile_parts(source, source_stride, target, target_stride, &rest, third);
+    }
+    true
+}
+
+/// Moves parts of `count` tiles by [`transpose_tile`]: each part of `parts` (its corner's row
+/// and column in the tile, and its shape) of tile `m`, which lies `m·source_step` and
+/// `m·target_step` on; empty parts are skipped.
+///
+/// # Safety
+/// As [`transpose_tile`], for each part of every tile.
+unsafe fn tile_parts<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    parts: &[([usize; 2], [usize; 2])],
+    (count, source_step, target_step): (usize, isize, isize),
+) {
+    for m in 0..count as isize {
+        let (source, target) = (
+            source.wrapping_offset(m.wrapping_mul(source_step)),
+            target.wrapping_offset(m.wrapping_mul(target_step)),
+        );
+        for &([row, column], shape) in parts {
+            if shape.contains(&0) {
+                continue;
+            }
+            // SAFETY: a part of tile `m` (a corner and a shape inside it, with its strides):
+            // the caller's elements.
+            unsafe {
                 transpose_tile(
                     source.wrapping_offset(row as isize + column as isize * source_stride),
                     source_stride,
                     target.wrapping_offset(row as isize * target_stride + column as isize),
                     target_stride,
                     shape,
-                );
-            }
+                )
+            };
         }
     }
-    true
 }
 
 /// Copies `count` tiles as [`transpose_tile`] says, tile `m` from `source + m·source_step`
@@ -505,27 +522,12 @@ pub(crate) unsafe fn brick<T: Copy>(
                 (count, source_step, target_step),
             );
         }
-        for m in 0..count as isize {
-            let (source, target) = (
-                source.wrapping_offset(m.wrapping_mul(source_step)),
-                target.wrapping_offset(m.wrapping_mul(target_step)),
-            );
-            for ([row, column], shape) in [
-                ([0, whole_columns], [rows, columns - whole_columns]),
-                ([whole_rows, 0], [rows - whole_rows, whole_columns]),
-            ] {
-                if shape.contains(&0) {
-                    continue;
-                }
-                transpose_tile(
-                    source.wrapping_offset(row as isize + column as isize * source_stride),
-                    source_stride,
-                    target.wrapping_offset(row as isize * target_stride + column as isize),
-                    target_stride,
-                    shape,
-                );
-            }
-        }
+        let edges = [
+            ([0, whole_columns], [rows, columns - whole_columns]),
+            ([whole_rows, 0], [rows - whole_rows, whole_columns]),
+        ];
+        let third = (count, source_step, target_step);
+        tile_parts(source, source_stride, target, target_stride, &edges, third);
     }
     true
 }
