@@ -6,10 +6,10 @@
 //! SSE's 4 × 4 and 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their
 //! target rows' lines ahead of their stores, for a target larger than the caches with its whole
 //! lines streamed around them (`stream_tile`, or `stream_off_lines` where the rows are not whole
-//! lines apart), tiles along a third loop block by block across them all (`stream_brick`, and
-//! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row and column at its own
-//! offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on both sides → the target,
-//! around the caches (`stream_run`). Invariant: elements are moved as bytes, never computed on, so
+//! lines apart); tiles along a third loop, block by block across them all (`stream_brick`, and
+//! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row
+//! and column at its own offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on
+//! both sides → the target, around the caches (`stream_run`). Invariant: elements are moved as bytes, never computed on, so
 //! every element type of those sizes is copied exactly, and every element named is read once and
 //! written once.
 
@@ -509,6 +509,7 @@ pub(crate) unsafe fn brick<T: Copy>(
         return false;
     };
     let (whole_rows, whole_columns) = (rows / side * side, columns / side * side);
+    let third = (count, source_step, target_step);
     // SAFETY: the whole blocks of every tile, and each tile's edges (a corner and a shape
     // inside it, with its strides): the caller's elements.
     unsafe {
@@ -519,14 +520,13 @@ pub(crate) unsafe fn brick<T: Copy>(
                 target.cast(),
                 target_stride,
                 [whole_rows, whole_columns],
-                (count, source_step, target_step),
+                third,
             );
         }
         let edges = [
             ([0, whole_columns], [rows, columns - whole_columns]),
             ([whole_rows, 0], [rows - whole_rows, whole_columns]),
         ];
-        let third = (count, source_step, target_step);
         tile_parts(source, source_stride, target, target_stride, &edges, third);
     }
     true
@@ -1019,7 +1019,7 @@ mod sse {
 /// alignment). Columns of blocks outermost: each block reads on down the last one's source
 /// columns.
 #[cfg(target_arch = "x86_64")]
-macro_rules! stream_blocks {
+macro_rules! brick_blocks {
     (
         $(#[$doc:meta])*
         $name:ident, $t:ty, $side:literal, $rows:ident, $store:ident
@@ -1068,7 +1068,7 @@ macro_rules! stream_blocks {
     };
 }
 
-/// Generates a function like `stream_blocks!`'s for target rows that are not a whole number
+/// Generates a function like `brick_blocks!`'s for target rows that are not a whole number
 /// of cache lines apart (see `stream_off_lines`): each block's row vectors joined to the ones
 /// before (kept in `staging`, a line a row) by `$permute` into the row's line that ends in the
 /// block, streamed by `$stream`.
@@ -1855,7 +1855,7 @@ mod avx512 {
         blocks_16, "avx512f", Pair, 4, rows_of_4x4_pairs, storeu_wide
     );
 
-    stream_blocks!(
+    brick_blocks!(
         /// As `blocks_16`, each target row's four elements (one cache line) written by one
         /// non-temporal store; unfenced.
         stream_blocks_16, Pair, 4, rows_of_4x4_pairs, stream_wide
@@ -1903,7 +1903,7 @@ mod avx512 {
         blocks_32, "avx512f", Quad, 2, rows_of_2x2_quads, storeu_wide
     );
 
-    stream_blocks!(
+    brick_blocks!(
         /// As `blocks_32`, each target row's two elements (one cache line) written by one
         /// non-temporal store; unfenced.
         stream_blocks_32, Quad, 2, rows_of_2x2_quads, stream_wide
@@ -1950,24 +1950,24 @@ mod avx512 {
         __mmask8
     );
 
-    stream_blocks!(
+    brick_blocks!(
         /// As `blocks_4`, each target row's sixteen elements (one cache line) written by one
         /// non-temporal store; unfenced.
         stream_blocks_4, f32, 16, rows_of_16x16, _mm512_stream_ps
     );
 
-    stream_blocks!(
+    brick_blocks!(
         /// As `blocks_8`, each target row's eight elements (one cache line) written by one
         /// non-temporal store; unfenced.
         stream_blocks_8, f64, 8, rows_of_8x8_pd, _mm512_stream_pd
     );
 
-    stream_blocks!(
+    brick_blocks!(
         /// As `stream_blocks_4`, stored the cached way (`brick`).
         cached_blocks_4, f32, 16, rows_of_16x16, _mm512_storeu_ps
     );
 
-    stream_blocks!(
+    brick_blocks!(
         /// As `stream_blocks_8`, stored the cached way (`brick`).
         cached_blocks_8, f64, 8, rows_of_8x8_pd, _mm512_storeu_pd
     );
