@@ -1061,28 +1061,12 @@ mod tests {
                     }
                 }
             }
-            // A run past the `n` columns: refused, C untouched.
+            // Calls refused before anything is read or written: C untouched.
             let mut c: Vec<T> = (0..m * row + 2).map(value).collect();
             let before: Vec<u64> = c.iter().map(|&x| bits(x)).collect();
-            // SAFETY: refused before anything is read or written.
-            let ran = unsafe {
-                product_into_runs(
-                    m,
-                    k,
-                    n,
-                    alpha,
-                    (a.as_ptr(), 1, m as isize),
-                    (b.as_ptr(), width as isize),
-                    None,
-                    (c.as_mut_ptr(), &rows, &[(n - 1, 2, 0)]),
-                )
-            };
-            assert!(!ran);
-            assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
-            // Fewer rows named than the product has, or a run's end past `usize`: refused too.
-            // SAFETY: refused before anything is read or written.
-            let refused = unsafe {
-                [(&rows[..m - 1], (0, 1, 0)), (&rows[..], (1, usize::MAX, 0))].map(|(rows, run)| {
+            let mut refused = |rows: &[isize], runs: &[Run]| {
+                // SAFETY: refused before anything is read or written.
+                let ran = unsafe {
                     product_into_runs(
                         m,
                         k,
@@ -1091,28 +1075,17 @@ mod tests {
                         (a.as_ptr(), 1, m as isize),
                         (b.as_ptr(), width as isize),
                         None,
-                        (c.as_mut_ptr(), rows, &[run]),
+                        (c.as_mut_ptr(), rows, runs),
                     )
-                })
+                };
+                !ran
             };
-            assert_eq!(refused, [false, false]);
-            assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
-            // Runs that overlap, more of them on a vector than it has lanes: refused.
-            let piled = vec![(0, 1, 0); MOST_PIECES + 1];
-            // SAFETY: refused before anything is read or written.
-            let ran = unsafe {
-                product_into_runs(
-                    m,
-                    k,
-                    n,
-                    alpha,
-                    (a.as_ptr(), 1, m as isize),
-                    (b.as_ptr(), width as isize),
-                    None,
-                    (c.as_mut_ptr(), &rows, &piled),
-                )
-            };
-            assert!(!ran);
+            // A run past the `n` columns; fewer rows named than the product has; a run's end
+            // past `usize`; runs that overlap, more of them on a vector than it has lanes.
+            assert!(refused(&rows, &[(n - 1, 2, 0)]));
+            assert!(refused(&rows[..m - 1], &[(0, 1, 0)]));
+            assert!(refused(&rows, &[(1, usize::MAX, 0)]));
+            assert!(refused(&rows, &vec![(0, 1, 0); MOST_PIECES + 1]));
             assert_eq!(c.iter().map(|&x| bits(x)).collect::<Vec<_>>(), before);
         }
     }
