@@ -408,6 +408,96 @@ unsafe fn gemm_crate<T: Element>(
     }
 }
 
+/// The most columns (in the `gemm` crate's own orientation, below) of a block of C for which
+/// the `gemm` crate 0.19 reads its left operand where it lies instead of packing it: 8 times
+/// its kernels' 6 columns, for `f32` and `f64` on AVX2 and AVX-512 alike.
+const UNPACKED_COLUMNS: usize = 48;
+
+/// The largest left operand (bytes) read in place block after block of C's columns: half of
+/// the 1 MiB L2 of the machines measured, so that every block after the first finds it there.
+const UNPACKED_BYTES: usize = 1 << 19;
+
+/// A real [`Element::gemm`] through the `gemm` crate, cut into blocks of C's columns where that
+/// spares the crate packing a left operand already laid out as its kernels read it.
+///
+/// The `gemm` crate turns a call whose C is row-major around (C's columns then run along
+/// memory) and packs the left operand of that orientation, per call, into a buffer of its
+/// kernels' layout whenever a block of C is wider than [`UNPACKED_COLUMNS`]; narrower, it reads
+/// the operand where it lies if its rows run at unit stride and every block of them is whole
+/// vectors. When that operand is a dense block that stays in L2, packing it only copies it:
+/// here the call is cut into blocks of at most [`UNPACKED_COLUMNS`] columns, each reading it in
+/// place. Measured (one thread, f32, AVX-512): the 64 calls of 64 × 64 × 1024 of TCCG
+/// `abc-adec-ebd`, each with its own dense left operand, 190–202 → 221–232 GFLOP/s; batches of
+/// 256³ 204–208 → 217–220; 512³ and up unchanged or slower, so left out by [`UNPACKED_BYTES`].
+///
+/// The blocks compute every element as the whole call would (so on any number of threads the
+/// same bits, as [`Element::gemm`] promises): the crate picks its kernel and blocks the inner
+/// dimension by the call's shape only through a dot-product kernel where m·n ≤ 256, a
+/// matrix-vector one where m or n is 1, and blocks of `min(k, 512)` where m and n are both at
+/// most 64 (balanced by cache sizes otherwise); a block here is at least 16 rows by 25 columns,
+/// and the cut is made only where every block takes the branch the whole call takes, or
+/// k ≤ 512 makes the two branches' blocks the same. Calls the crate shares among threads run
+/// whole.
+///
+/// # Safety
+/// As [`Element::gemm`]'s.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_in_place<T: Element>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    a: (*const T, isize, isize),
+    b: (*const T, isize, isize),
+    beta: T,
+    c: (*mut T, isize, isize),
+    parallel: bool,
+) {
+    let ((_, rsa, csa), (_, rsb, csb), (_, rsc, csc)) = (a, b, c);
+    // The crate's orientation: C column-major, the left operand (rows, columns) strides.
+    let turned = csc.unsigned_abs() < rsc.unsigned_abs();
+    let (rows, columns, left) = if turned {
+        (n, m, (csb, rsb))
+    } else {
+        (m, n, (rsa, csa))
+    };
+    let size = std::mem::size_of::<T>();
+    let in_place = !parallel
+        && columns > UNPACKED_COLUMNS
+        && left == (1, rows as isize)
+        && rows >= 16
+        && (rows * size) % LINE == 0
+        && rows * k * size <= UNPACKED_BYTES
+        && (rows > 64 || columns <= 64 || k <= 512);
+    if !in_place {
+        // SAFETY: forwarded from this function's contract.
+        return unsafe { gemm_crate(m, k, n, alpha, a, b, beta, c, [false; 2], parallel) };
+    }
+    let blocks = columns.div_ceil(UNPACKED_COLUMNS);
+    #[cfg(test)]
+    tests::CUT_CALLS.with(|cut| cut.set(cut.get() + 1));
+    for block in 0..blocks {
+        let (first, end) = (columns * block / blocks, columns * (block + 1) / blocks);
+        let width = end - first;
+        let at = first as isize;
+        // SAFETY: forwarded from this function's contract: each block is the call restricted
+        // to columns `first..end` of C in the crate's orientation (and to the same lines of the
+        // operand on that side), so every element it addresses is one the whole call
+        // addresses; the offsets wrap, as an operand with no elements may be dangling.
+        unsafe {
+            if turned {
+                let a = (a.0.wrapping_offset(at * rsa), rsa, csa);
+                let c = (c.0.wrapping_offset(at * rsc), rsc, csc);
+                gemm_crate(width, k, n, alpha, a, b, beta, c, [false; 2], false)
+            } else {
+                let b = (b.0.wrapping_offset(at * csb), rsb, csb);
+                let c = (c.0.wrapping_offset(at * csc), rsc, csc);
+                gemm_crate(m, k, width, alpha, a, b, beta, c, [false; 2], false)
+            }
+        }
+    }
+}
+
 macro_rules! impl_float {
     ($($t:ident $kind:ident)*) => {$(
         // SAFETY: `Device` is `Self`.
@@ -478,11 +568,12 @@ macro_rules! impl_float {
                 (b, rsb, csb): (*const Self, isize, isize),
                 beta: Self,
                 (c, rsc, csc): (*mut Self, isize, isize),
-                conj: [bool; 2],
+                _conj: [bool; 2],
                 parallel: bool,
             ) {
-                // SAFETY: forwarded from this function's contract.
-                unsafe { gemm_crate(m, k, n, alpha, (a, rsa, csa), (b, rsb, csb), beta, (c, rsc, csc), conj, parallel) }
+                // SAFETY: forwarded from this function's contract (a real type has no
+                // conjugate).
+                unsafe { gemm_in_place(m, k, n, alpha, (a, rsa, csa), (b, rsb, csb), beta, (c, rsc, csc), parallel) }
             }
             fn tile_columns() -> Option<usize> {
                 #[cfg(target_arch = "x86_64")]
@@ -974,4 +1065,182 @@ mod matrix {
 
     impl_matrix_real!(f32 f64);
     impl_matrix_complex!(c32 f32 c64 f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Calls [`gemm_in_place`] cut into blocks of columns on this thread.
+        pub(super) static CUT_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A call's operands and C in the `gemm` crate's orientation: C `rows × columns`, the left
+    /// operand `rows × k` dense at unit row stride, or `gap` elements longer per column.
+    struct Call {
+        rows: usize,
+        k: usize,
+        columns: usize,
+        gap: usize,
+        turned: bool,
+    }
+
+    impl Call {
+        /// `C ← α A B + β C` with `each` (the runtime's call or the `gemm` crate's whole call),
+        /// then C; the call written as our (m, k, n) with row and column strides.
+        fn run<T: Element + From<f32>>(
+            &self,
+            each: unsafe fn(
+                usize,
+                usize,
+                usize,
+                T,
+                (*const T, isize, isize),
+                (*const T, isize, isize),
+                T,
+                (*mut T, isize, isize),
+            ),
+        ) -> Vec<T> {
+            let Call {
+                rows,
+                k,
+                columns,
+                gap,
+                turned,
+            } = *self;
+            let value = |i: usize, seed: usize| {
+                T::from(((i * 7919 + seed * 104_729) % 1009) as f32 / 1009.0 - 0.5)
+            };
+            let left_len = (rows + gap) * k;
+            let left: Vec<T> = (0..left_len).map(|i| value(i, 1)).collect();
+            let right: Vec<T> = (0..k * columns).map(|i| value(i, 2)).collect();
+            let mut c: Vec<T> = (0..rows * columns).map(|i| value(i, 3)).collect();
+            let (alpha, beta) = (T::from(2.0), T::from(0.5));
+            let lead = (rows + gap) as isize;
+            // SAFETY: every element the strides address lies in its vector, C overlaps neither.
+            unsafe {
+                if turned {
+                    // Our C row-major m × n with m = columns, n = rows; B (k × n) the left.
+                    let a = (right.as_ptr(), k as isize, 1);
+                    let b = (left.as_ptr(), lead, 1);
+                    let cc = (c.as_mut_ptr(), rows as isize, 1);
+                    each(columns, k, rows, alpha, a, b, beta, cc);
+                } else {
+                    // Our C column-major m × n with m = rows, n = columns; A (m × k) the left.
+                    let a = (left.as_ptr(), 1, lead);
+                    let b = (right.as_ptr(), 1, k as isize);
+                    let cc = (c.as_mut_ptr(), 1, rows as isize);
+                    each(rows, k, columns, alpha, a, b, beta, cc);
+                }
+            }
+            c
+        }
+    }
+
+    /// The runtime's real GEMM.
+    ///
+    /// # Safety
+    /// As [`Element::gemm`]'s.
+    #[allow(clippy::type_complexity)]
+    unsafe fn runtime<T: Element>(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: T,
+        a: (*const T, isize, isize),
+        b: (*const T, isize, isize),
+        beta: T,
+        c: (*mut T, isize, isize),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { T::gemm(m, k, n, alpha, a, b, beta, c, [false; 2], false) }
+    }
+
+    /// The `gemm` crate's whole call.
+    ///
+    /// # Safety
+    /// As [`Element::gemm`]'s.
+    unsafe fn whole<T: Element>(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: T,
+        a: (*const T, isize, isize),
+        b: (*const T, isize, isize),
+        beta: T,
+        c: (*mut T, isize, isize),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { gemm_crate(m, k, n, alpha, a, b, beta, c, [false; 2], false) }
+    }
+
+    #[test]
+    fn calls_cut_into_blocks_of_columns_keep_the_whole_calls_bits() {
+        fn check<T: Element + From<f32> + Into<f64>>() {
+            let value = |i: usize, seed: usize| {
+                f64::from(
+                    T::from(((i * 7919 + seed * 104_729) % 1009) as f32 / 1009.0 - 0.5).into()
+                        as f32,
+                )
+            };
+            // (rows, k, columns, gap, cut): each side of the crate's 64 × 64 small-call branch
+            // and its 512-deep blocks, the 48-column limit, and an operand that is not dense.
+            let cases = [
+                (64, 1024, 64, 0, true),
+                (80, 600, 100, 0, true),
+                (64, 700, 100, 0, false),
+                (48, 300, 200, 0, true),
+                (16, 64, 49, 0, true),
+                (16, 64, 48, 0, false),
+                (128, 64, 100, 16, false),
+                (96, 2048, 100, 0, false),
+                (20, 64, 100, 0, false),
+            ];
+            for (rows, k, columns, gap, cut) in cases {
+                for turned in [false, true] {
+                    let call = Call {
+                        rows,
+                        k,
+                        columns,
+                        gap,
+                        turned,
+                    };
+                    let before = CUT_CALLS.with(|c| c.get());
+                    let ours = call.run::<T>(runtime::<T>);
+                    let was_cut = CUT_CALLS.with(|c| c.get()) > before;
+                    let theirs = call.run::<T>(whole::<T>);
+                    let case = format!(
+                        "{} {rows} × {k} × {columns}, gap {gap}, turned {turned}",
+                        std::any::type_name::<T>()
+                    );
+                    assert_eq!(was_cut, cut, "{case}");
+                    assert!(
+                        ours.iter()
+                            .zip(&theirs)
+                            .all(|(x, y)| x.device_bits() == y.device_bits()),
+                        "{case}"
+                    );
+                    // And the values themselves, against a naive sum, in C's first and last
+                    // columns (the blocks' offsets).
+                    for column in [0, columns - 1] {
+                        for row in [0, rows / 2, rows - 1] {
+                            let term = |p: usize| {
+                                value(p * (rows + gap) + row, 1) * value(column * k + p, 2)
+                            };
+                            let sum: f64 = (0..k).map(term).sum();
+                            let expected = 2.0 * sum + 0.5 * value(column * rows + row, 3);
+                            let got: f64 = ours[column * rows + row].into();
+                            assert!(
+                                (got - expected).abs() < 1e-3 * (1.0 + expected.abs()),
+                                "{case}: C[{row}, {column}] {got} against {expected}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        check::<f32>();
+        check::<f64>();
+    }
 }
