@@ -410,34 +410,40 @@ unsafe fn gemm_crate<T: Element>(
 
 /// The most columns (in the `gemm` crate's own orientation, below) of a block of C for which
 /// the `gemm` crate 0.19 reads its left operand where it lies instead of packing it: 8 times
-/// its kernels' 6 columns, for `f32` and `f64` on AVX2 and AVX-512 alike.
+/// its kernels' 6 columns, on AVX2 and AVX-512 alike.
 const UNPACKED_COLUMNS: usize = 48;
+
+/// The most rows of a left operand read in place: one panel of the crate's AVX-512 `f32`
+/// kernel (four vectors of 16), which it then reads as one sequential run.
+const UNPACKED_ROWS: usize = 64;
 
 /// The largest left operand (bytes) read in place block after block of C's columns: half of
 /// the 1 MiB L2 of the machines measured, so that every block after the first finds it there.
 const UNPACKED_BYTES: usize = 1 << 19;
 
 /// A real [`Element::gemm`] through the `gemm` crate, cut into blocks of C's columns where that
-/// spares the crate packing a left operand already laid out as its kernels read it.
+/// spares the crate packing an `f32` left operand already laid out as its kernels read it.
 ///
 /// The `gemm` crate turns a call whose C is row-major around (C's columns then run along
 /// memory) and packs the left operand of that orientation, per call, into a buffer of its
 /// kernels' layout whenever a block of C is wider than [`UNPACKED_COLUMNS`]; narrower, it reads
 /// the operand where it lies if its rows run at unit stride and every block of them is whole
-/// vectors. When that operand is a dense block that stays in L2, packing it only copies it:
-/// here the call is cut into blocks of at most [`UNPACKED_COLUMNS`] columns, each reading it in
-/// place. Measured (one thread, f32, AVX-512): the 64 calls of 64 × 64 × 1024 of TCCG
-/// `abc-adec-ebd`, each with its own dense left operand, 190–202 → 221–232 GFLOP/s; batches of
-/// 256³ 204–208 → 217–220; 512³ and up unchanged or slower, so left out by [`UNPACKED_BYTES`].
+/// vectors. When that operand is one dense panel of at most [`UNPACKED_ROWS`] rows that stays
+/// in L2, packing it only copies it: here the call is cut into blocks of at most
+/// [`UNPACKED_COLUMNS`] columns, each reading it in place. Measured (one thread, two builds in
+/// turns, best of four rounds): the 64 calls of 64 × 64 × 1024 of TCCG `abc-adec-ebd`, each
+/// with its own dense 64-row operand, 203–210 → 229–236 GFLOP/s. Taller operands measured no
+/// gain or a loss (batches of 128³ and 256³, up to 4 % slower), as did `f64` (batches of 256³
+/// 98–100 → 87–90 GFLOP/s), so those run whole.
 ///
 /// The blocks compute every element as the whole call would (so on any number of threads the
 /// same bits, as [`Element::gemm`] promises): the crate picks its kernel and blocks the inner
 /// dimension by the call's shape only through a dot-product kernel where m·n ≤ 256, a
 /// matrix-vector one where m or n is 1, and blocks of `min(k, 512)` where m and n are both at
-/// most 64 (balanced by cache sizes otherwise); a block here is at least 16 rows by 25 columns,
-/// and the cut is made only where every block takes the branch the whole call takes, or
-/// k ≤ 512 makes the two branches' blocks the same. Calls the crate shares among threads run
-/// whole.
+/// most 64 (balanced by cache sizes otherwise). Every block here has at least 16 rows, 2
+/// columns and more than 256 elements, and the cut is made only where every block takes the
+/// branch the whole call takes, or k ≤ 512 makes the two branches' blocks the same. Calls the
+/// crate shares among threads run whole.
 ///
 /// # Safety
 /// As [`Element::gemm`]'s.
@@ -462,26 +468,39 @@ unsafe fn gemm_in_place<T: Element>(
         (m, n, (rsa, csa))
     };
     let size = std::mem::size_of::<T>();
-    let in_place = !parallel
+    let in_place = size == 4
+        && !parallel
         && columns > UNPACKED_COLUMNS
         && left == (1, rows as isize)
-        && rows >= 16
-        && (rows * size) % LINE == 0
+        && (16..=UNPACKED_ROWS).contains(&rows)
+        && (rows * size).is_multiple_of(LINE)
         && rows * k * size <= UNPACKED_BYTES
-        && (rows > 64 || columns <= 64 || k <= 512);
+        // Every block is at most 64 × 64, so in the crate's small-call branch: the whole call
+        // must be too, or its inner dimension one block deep either way.
+        && (columns <= 64 || k <= 512);
     if !in_place {
         // SAFETY: forwarded from this function's contract.
         return unsafe { gemm_crate(m, k, n, alpha, a, b, beta, c, [false; 2], parallel) };
     }
-    let blocks = columns.div_ceil(UNPACKED_COLUMNS);
     #[cfg(test)]
     tests::CUT_CALLS.with(|cut| cut.set(cut.get() + 1));
-    for block in 0..blocks {
-        let (first, end) = (columns * block / blocks, columns * (block + 1) / blocks);
-        let width = end - first;
+    // Whole blocks of the crate's kernel columns (6) but the last: 48 + 16 measured faster
+    // than 32 + 32 for 64 columns (229–236 against 222–231 GFLOP/s on `abc-adec-ebd`). Where
+    // the last block alone would be thin enough for another kernel (m·n ≤ 256, or one
+    // column), the last two share their columns evenly instead.
+    let mut first = 0;
+    while first < columns {
+        let left = columns - first;
+        let thin_end = left > UNPACKED_COLUMNS && rows * (left - UNPACKED_COLUMNS) <= 256;
+        let width = if thin_end && left < 2 * UNPACKED_COLUMNS {
+            left / 2
+        } else {
+            left.min(UNPACKED_COLUMNS)
+        };
         let at = first as isize;
+        first += width;
         // SAFETY: forwarded from this function's contract: each block is the call restricted
-        // to columns `first..end` of C in the crate's orientation (and to the same lines of the
+        // to columns `at..at + width` of C in the crate's orientation (and to the same lines of the
         // operand on that side), so every element it addresses is one the whole call
         // addresses; the offsets wrap, as an operand with no elements may be dangling.
         unsafe {
@@ -1086,22 +1105,22 @@ mod tests {
         turned: bool,
     }
 
+    /// A real GEMM `C ← α A B + β C` as the tests call one: m, k, n, α, A, B, β, C.
+    type Gemm<T> = unsafe fn(
+        usize,
+        usize,
+        usize,
+        T,
+        (*const T, isize, isize),
+        (*const T, isize, isize),
+        T,
+        (*mut T, isize, isize),
+    );
+
     impl Call {
         /// `C ← α A B + β C` with `each` (the runtime's call or the `gemm` crate's whole call),
         /// then C; the call written as our (m, k, n) with row and column strides.
-        fn run<T: Element + From<f32>>(
-            &self,
-            each: unsafe fn(
-                usize,
-                usize,
-                usize,
-                T,
-                (*const T, isize, isize),
-                (*const T, isize, isize),
-                T,
-                (*mut T, isize, isize),
-            ),
-        ) -> Vec<T> {
+        fn run<T: Element + From<f32>>(&self, each: Gemm<T>) -> Vec<T> {
             let Call {
                 rows,
                 k,
@@ -1142,7 +1161,7 @@ mod tests {
     ///
     /// # Safety
     /// As [`Element::gemm`]'s.
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn runtime<T: Element>(
         m: usize,
         k: usize,
@@ -1161,6 +1180,7 @@ mod tests {
     ///
     /// # Safety
     /// As [`Element::gemm`]'s.
+    #[allow(clippy::too_many_arguments)]
     unsafe fn whole<T: Element>(
         m: usize,
         k: usize,
@@ -1185,16 +1205,20 @@ mod tests {
                 )
             };
             // (rows, k, columns, gap, cut): each side of the crate's 64 × 64 small-call branch
-            // and its 512-deep blocks, the 48-column limit, and an operand that is not dense.
+            // and its 512-deep blocks, the 48-column limit, thin last blocks shared evenly
+            // (49, 60 and 244 columns), and operands not read in place: too tall, too large,
+            // not dense, rows not whole lines.
             let cases = [
                 (64, 1024, 64, 0, true),
-                (80, 600, 100, 0, true),
                 (64, 700, 100, 0, false),
+                (64, 300, 244, 0, true),
                 (48, 300, 200, 0, true),
                 (16, 64, 49, 0, true),
+                (16, 64, 60, 0, true),
                 (16, 64, 48, 0, false),
-                (128, 64, 100, 16, false),
-                (96, 2048, 100, 0, false),
+                (80, 600, 100, 0, false),
+                (64, 4096, 64, 0, false),
+                (64, 64, 100, 16, false),
                 (20, 64, 100, 0, false),
             ];
             for (rows, k, columns, gap, cut) in cases {
@@ -1214,7 +1238,7 @@ mod tests {
                         "{} {rows} × {k} × {columns}, gap {gap}, turned {turned}",
                         std::any::type_name::<T>()
                     );
-                    assert_eq!(was_cut, cut, "{case}");
+                    assert_eq!(was_cut, cut && size_of::<T>() == 4, "{case}");
                     assert!(
                         ours.iter()
                             .zip(&theirs)
