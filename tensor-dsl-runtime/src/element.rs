@@ -1105,22 +1105,10 @@ mod tests {
         turned: bool,
     }
 
-    /// A real GEMM `C ← α A B + β C` as the tests call one: m, k, n, α, A, B, β, C.
-    type Gemm<T> = unsafe fn(
-        usize,
-        usize,
-        usize,
-        T,
-        (*const T, isize, isize),
-        (*const T, isize, isize),
-        T,
-        (*mut T, isize, isize),
-    );
-
     impl Call {
-        /// `C ← α A B + β C` with `each` (the runtime's call or the `gemm` crate's whole call),
-        /// then C; the call written as our (m, k, n) with row and column strides.
-        fn run<T: Element + From<f32>>(&self, each: Gemm<T>) -> Vec<T> {
+        /// `C ← α A B + β C` through the runtime's real GEMM, or the `gemm` crate's `whole`
+        /// call, then C; the call written as our (m, k, n) with row and column strides.
+        fn run<T: Element + From<f32>>(&self, whole: bool) -> Vec<T> {
             let Call {
                 rows,
                 k,
@@ -1137,62 +1125,32 @@ mod tests {
             let mut c: Vec<T> = (0..rows * columns).map(|i| value(i, 3)).collect();
             let (alpha, beta) = (T::from(2.0), T::from(0.5));
             let lead = (rows + gap) as isize;
-            // SAFETY: every element the strides address lies in its vector, C overlaps neither.
-            unsafe {
-                if turned {
-                    // Our C row-major m × n with m = columns, n = rows; B (k × n) the left.
-                    let a = (right.as_ptr(), k as isize, 1);
-                    let b = (left.as_ptr(), lead, 1);
-                    let cc = (c.as_mut_ptr(), rows as isize, 1);
-                    each(columns, k, rows, alpha, a, b, beta, cc);
-                } else {
-                    // Our C column-major m × n with m = rows, n = columns; A (m × k) the left.
-                    let a = (left.as_ptr(), 1, lead);
-                    let b = (right.as_ptr(), 1, k as isize);
-                    let cc = (c.as_mut_ptr(), 1, rows as isize);
-                    each(rows, k, columns, alpha, a, b, beta, cc);
+            let each = |m, k, n, a, b, into| {
+                // SAFETY: every element the strides address lies in its vector, C overlaps
+                // neither.
+                unsafe {
+                    if whole {
+                        gemm_crate(m, k, n, alpha, a, b, beta, into, [false; 2], false)
+                    } else {
+                        T::gemm(m, k, n, alpha, a, b, beta, into, [false; 2], false)
+                    }
                 }
+            };
+            if turned {
+                // Our C row-major m × n with m = columns, n = rows; B (k × n) the left.
+                let a = (right.as_ptr(), k as isize, 1);
+                let b = (left.as_ptr(), lead, 1);
+                let cc = (c.as_mut_ptr(), rows as isize, 1);
+                each(columns, k, rows, a, b, cc);
+            } else {
+                // Our C column-major m × n with m = rows, n = columns; A (m × k) the left.
+                let a = (left.as_ptr(), 1, lead);
+                let b = (right.as_ptr(), 1, k as isize);
+                let cc = (c.as_mut_ptr(), 1, rows as isize);
+                each(rows, k, columns, a, b, cc);
             }
             c
         }
-    }
-
-    /// The runtime's real GEMM.
-    ///
-    /// # Safety
-    /// As [`Element::gemm`]'s.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn runtime<T: Element>(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: T,
-        a: (*const T, isize, isize),
-        b: (*const T, isize, isize),
-        beta: T,
-        c: (*mut T, isize, isize),
-    ) {
-        // SAFETY: forwarded.
-        unsafe { T::gemm(m, k, n, alpha, a, b, beta, c, [false; 2], false) }
-    }
-
-    /// The `gemm` crate's whole call.
-    ///
-    /// # Safety
-    /// As [`Element::gemm`]'s.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn whole<T: Element>(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: T,
-        a: (*const T, isize, isize),
-        b: (*const T, isize, isize),
-        beta: T,
-        c: (*mut T, isize, isize),
-    ) {
-        // SAFETY: forwarded.
-        unsafe { gemm_crate(m, k, n, alpha, a, b, beta, c, [false; 2], false) }
     }
 
     #[test]
@@ -1231,9 +1189,9 @@ mod tests {
                         turned,
                     };
                     let before = CUT_CALLS.with(|c| c.get());
-                    let ours = call.run::<T>(runtime::<T>);
+                    let ours = call.run::<T>(false);
                     let was_cut = CUT_CALLS.with(|c| c.get()) > before;
-                    let theirs = call.run::<T>(whole::<T>);
+                    let theirs = call.run::<T>(true);
                     let case = format!(
                         "{} {rows} × {k} × {columns}, gap {gap}, turned {turned}",
                         std::any::type_name::<T>()
