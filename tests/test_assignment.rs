@@ -482,6 +482,32 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     let mut t = Tensor::<f64>::zeros([24, 24, 24, 24]);
     tensor! { t[a, c, d, b] = s[a, b, c, d]; }
     assert!(t == Tensor::from_fn([24, 24, 24, 24], |ix| s[[ix[0], ix[3], ix[1], ix[2]]]));
+
+    // `i` short, joined to `j` in the target, whose rows (`k`) lie whole pages apart (48 × 64
+    // elements: 12 and 24 KiB), which go to the loop nest instead of joined tiles; and 40 ×
+    // 100 × 80, rows not on pages, which stays joined. With one and two threads.
+    for (ni, nj, nk) in [(48, 64, 96), (40, 100, 80)] {
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let s = Tensor::<f32>::from_fn([ni, nj, nk], |ix| {
+                (ix[0] * nj * nk + ix[1] * nk + ix[2]) as f32
+            });
+            let s64 = s.map(|&x| f64::from(x) - 0.5);
+            let (mut t, mut t64) = (
+                Tensor::<f32>::zeros([nk, nj, ni]),
+                Tensor::zeros([nk, nj, ni]),
+            );
+            pool.install(|| {
+                tensor! { t[k, j, i] = s[i, j, k]; }
+                tensor! { t64[k, j, i] = s64[i, j, k]; }
+            });
+            assert!(t == Tensor::from_fn([nk, nj, ni], |ix| s[[ix[2], ix[1], ix[0]]]));
+            assert!(t64 == Tensor::from_fn([nk, nj, ni], |ix| s64[[ix[2], ix[1], ix[0]]]));
+        }
+    }
 }
 
 /// Reversals of two, three and four axes past the streaming size, their tiles (a cache line
