@@ -474,7 +474,7 @@ unsafe fn gemm_in_place<T: Element>(
         && left == (1, rows as isize)
         && (16..=UNPACKED_ROWS).contains(&rows)
         && (rows * size).is_multiple_of(LINE)
-        && rows * k * size <= UNPACKED_BYTES
+        && (rows * size).saturating_mul(k) <= UNPACKED_BYTES
         // Every block is at most 64 × 64, so in the crate's small-call branch: the whole call
         // must be too, or its inner dimension one block deep either way.
         && (columns <= 64 || k <= 512);
@@ -490,18 +490,18 @@ unsafe fn gemm_in_place<T: Element>(
     // column), the last two share their columns evenly instead.
     let mut first = 0;
     while first < columns {
-        let left = columns - first;
-        let thin_end = left > UNPACKED_COLUMNS && rows * (left - UNPACKED_COLUMNS) <= 256;
-        let width = if thin_end && left < 2 * UNPACKED_COLUMNS {
-            left / 2
+        let remaining = columns - first;
+        let thin_end = remaining > UNPACKED_COLUMNS && rows * (remaining - UNPACKED_COLUMNS) <= 256;
+        let width = if thin_end && remaining < 2 * UNPACKED_COLUMNS {
+            remaining / 2
         } else {
-            left.min(UNPACKED_COLUMNS)
+            remaining.min(UNPACKED_COLUMNS)
         };
         let at = first as isize;
         first += width;
         // SAFETY: forwarded from this function's contract: each block is the call restricted
-        // to columns `at..at + width` of C in the crate's orientation (and to the same lines of the
-        // operand on that side), so every element it addresses is one the whole call
+        // to columns `at..at + width` of C in the crate's orientation (and to the same lines
+        // of the operand on that side), so every element it addresses is one the whole call
         // addresses; the offsets wrap, as an operand with no elements may be dangling.
         unsafe {
             if turned {
