@@ -1095,6 +1095,11 @@ mod tests {
         pub(super) static CUT_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
+    /// The test's element `i` of operand `seed` (1: the left, 2: the right, 3: C before).
+    fn value(i: usize, seed: usize) -> f32 {
+        ((i * 7919 + seed * 104_729) % 1009) as f32 / 1009.0 - 0.5
+    }
+
     /// A call's operands and C in the `gemm` crate's orientation: C `rows × columns`, the left
     /// operand `rows × k` dense at unit row stride, or `gap` elements longer per column.
     struct Call {
@@ -1116,9 +1121,7 @@ mod tests {
                 gap,
                 turned,
             } = *self;
-            let value = |i: usize, seed: usize| {
-                T::from(((i * 7919 + seed * 104_729) % 1009) as f32 / 1009.0 - 0.5)
-            };
+            let value = |i: usize, seed: usize| T::from(value(i, seed));
             let left_len = (rows + gap) * k;
             let left: Vec<T> = (0..left_len).map(|i| value(i, 1)).collect();
             let right: Vec<T> = (0..k * columns).map(|i| value(i, 2)).collect();
@@ -1156,12 +1159,7 @@ mod tests {
     #[test]
     fn calls_cut_into_blocks_of_columns_keep_the_whole_calls_bits() {
         fn check<T: Element + From<f32> + Into<f64>>() {
-            let value = |i: usize, seed: usize| {
-                f64::from(
-                    T::from(((i * 7919 + seed * 104_729) % 1009) as f32 / 1009.0 - 0.5).into()
-                        as f32,
-                )
-            };
+            let value = |i: usize, seed: usize| f64::from(value(i, seed));
             // (rows, k, columns, gap, cut): each side of the crate's 64 × 64 small-call branch
             // and its 512-deep blocks, the 48-column limit, thin last blocks shared evenly
             // (49, 60 and 244 columns), and operands not read in place: too tall, too large,

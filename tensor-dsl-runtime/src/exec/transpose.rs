@@ -9,9 +9,9 @@
 //! lines apart); tiles along a third loop, block by block across them all (`stream_brick`, and
 //! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row
 //! and column at its own offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on
-//! both sides → the target, around the caches (`stream_run`). Invariant: elements are moved as bytes, never computed on, so
-//! every element type of those sizes is copied exactly, and every element named is read once and
-//! written once.
+//! both sides → the target, around the caches (`stream_run`). Invariant: elements are moved as
+//! bytes, never computed on, so every element type of those sizes is copied exactly, and every
+//! element named is read once and written once.
 
 use crate::tensor::memory::LINE;
 
