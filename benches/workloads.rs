@@ -520,7 +520,8 @@ fn into_existing_memory(c: &mut Criterion) {
     // The second: inside the caches, the target's `k` rows nine pages apart (one cache set).
     // The fourth: odd extents, so the target's rows are not a whole number of cache lines
     // apart (3000 `f32`s, 187.5 lines). The fifth: every axis short and reversed, a row of
-    // either side 96 bytes (a line and a half).
+    // either side 96 bytes (a line and a half). The sixth: records of eight fields, each
+    // field's values into a row of its own.
     for (name, shape) in [
         (
             "permutation kji = ijk, 256³, into existing memory",
@@ -541,6 +542,10 @@ fn into_existing_memory(c: &mut Criterion) {
         (
             "permutation edcba = abcde, 24⁵, into existing memory",
             vec![24; 5],
+        ),
+        (
+            "permutation ji = ij, 1000000 × 8, into existing memory",
+            vec![1_000_000, 8],
         ),
     ] {
         let a = data(&shape, 0);

@@ -510,6 +510,50 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     }
 }
 
+/// Transposes of tall matrices of five to fifteen columns (records of a few fields split into
+/// one row per field) and their converse, in the caches and past the streaming size, on one
+/// and two threads: every element where a naive copy puts it.
+#[test]
+fn transposes_of_few_rows_or_columns_match_a_naive_copy() {
+    // 300,007 × 8 f32 and × 7 f64: past 8 MiB, streamed; an odd count of records, so the
+    // target's rows start off the lines.
+    for (records, fields) in [(1001, 5), (1001, 13), (300_007, 8)] {
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let s = Tensor::<f32>::from_fn([records, fields], |ix| (ix[0] * fields + ix[1]) as f32);
+            let narrow = fields.min(7);
+            let s64 = Tensor::<f64>::from_fn([records, narrow], |ix| {
+                (ix[0] * narrow + ix[1]) as f64 - 0.5
+            });
+            let (mut t, mut back) = (
+                Tensor::zeros([fields, records]),
+                Tensor::zeros([records, fields]),
+            );
+            let (mut t64, mut back64) = (
+                Tensor::zeros([narrow, records]),
+                Tensor::zeros([records, narrow]),
+            );
+            pool.install(|| {
+                tensor! {
+                    t[j, i] = s[i, j];
+                    back[i, j] = t[j, i];
+                    t64[j, i] = s64[i, j];
+                    back64[i, j] = t64[j, i];
+                }
+            });
+            assert!(t == Tensor::from_fn([fields, records], |ix| s[[ix[1], ix[0]]]));
+            assert!(t64 == Tensor::from_fn([narrow, records], |ix| s64[[ix[1], ix[0]]]));
+            assert!(
+                back == s && back64 == s64,
+                "{records} × {fields}, {threads} threads"
+            );
+        }
+    }
+}
+
 /// Reversals of two, three and four axes past the streaming size, their tiles (a cache line
 /// of each target row) moved in bricks (a brick of points of the loop outside them at a time,
 /// or, for a matrix, of tiles side by side), at extents that leave a short last brick and

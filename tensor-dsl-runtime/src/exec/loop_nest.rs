@@ -16,9 +16,9 @@ use super::runs::copy_runs;
 use super::scratch::Scratch;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
-    brick, bricks, fence, line_lead, lines_apart, prefetch_run, rows_on_lines, stream_brick,
-    stream_off_lines, stream_run, stream_tile, streams, streams_by_lines, streams_off_lines,
-    transpose_tile, transposes,
+    brick, bricks, fence, line_lead, lines_apart, narrow_side, prefetch_run, rows_on_lines,
+    stream_brick, stream_off_lines, stream_run, stream_tile, streams, streams_by_lines,
+    streams_off_lines, transpose_tile, transposes,
 };
 use super::{address_range, meet, sort_loops};
 
@@ -1352,10 +1352,6 @@ const ROWS_AHEAD: usize = 4;
 // operand), the tile's buffer staying in the second-level cache.
 const TILE: usize = 64;
 
-/// The most rows (or columns) of a tile `transpose_tile` splits a run among (or gathers one
-/// from) at once.
-const NARROW: usize = 4;
-
 /// The rows and columns of the tiles a transposing point-wise nest runs in, for rows of
 /// `columns` elements of the target: `TILE × TILE`, but for a streamed copy (`stream`) whose
 /// rows are longer than two lines, where the kernels move whole lines (`streams_by_lines`), one
@@ -1367,17 +1363,21 @@ const NARROW: usize = 4;
 /// lines but not than a tile, later, with tensors on cache lines: `c[z, x, w, y] = a[x, y, z,
 /// w]` over 48⁴, one thread, f32 18–33 → 32–42 GB/s, f64 27–30 → 36–39 GB/s. Shorter rows keep
 /// whole-row tiles, which a target off the lines streams as one run (`Nest::write_tile`).
-/// Rows or columns of at most `NARROW` elements (an image's three channels split off or
+/// Rows or columns of at most `narrow_side` elements (an image's three channels split off or
 /// gathered in) take tiles that many wide and `TILE · TILE` elements in all, which
 /// `transpose_tile` moves as one run split among its rows or gathered from its columns: a
 /// tile of a line's width would be 32 elements (`t[i, k, j] = s[i, j, k]` over 4096 × 2048 × 2
 /// `f32`, one thread: 1.4 → 25 GB/s, 0.06× → 1.02× `copy_from_slice` in the same run).
 fn streamed_tile<T>(stream: bool, [rows, columns]: [usize; 2]) -> [usize; 2] {
     let line = LINE / size_of::<T>();
-    if rows <= NARROW {
-        [rows, TILE * TILE / rows.max(1)]
-    } else if columns <= NARROW {
-        [TILE * TILE / columns.max(1), columns]
+    let narrow = narrow_side::<T>();
+    // The long side in whole lines, so each tile's target starts where the one before's left
+    // off on a line (where the first did).
+    let long = |short: usize| TILE * TILE / short.max(1) / line * line;
+    if rows <= narrow {
+        [rows, long(rows)]
+    } else if columns <= narrow {
+        [long(columns), columns]
     } else if stream && columns > 2 * line && streams_by_lines::<T>() {
         [TILE * TILE / line, line]
     } else {

@@ -3,10 +3,12 @@
 //! four-byte elements, 8 × 8 of eight-byte ones, 4 × 4 of sixteen-byte ones and 2 × 2 of
 //! thirty-two-byte ones, one cache line of each target row; AVX's 8 × 8 and 4 × 4; the edges, with
 //! AVX-512, in blocks cut short by masked loads and stores, else in the narrower kernels down to
-//! SSE's 4 × 4 and 2 × 2, then element by element), the AVX and AVX-512 blocks asking for their
-//! target rows' lines ahead of their stores, for a target larger than the caches with its whole
-//! lines streamed around them (`stream_tile`, or `stream_off_lines` where the rows are not whole
-//! lines apart); tiles along a third loop, block by block across them all (`stream_brick`, and
+//! SSE's 4 × 4 and 2 × 2, then element by element; a tile of a few rows, two up to a vector's
+//! lanes less one, whose source is one run, or as many columns whose target is one run, by
+//! kernels of its own, `narrow` and `few`), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
+//! for a target larger than the caches with its whole lines streamed around them (`stream_tile`,
+//! or `stream_off_lines` where the rows are not whole lines apart); tiles along a third loop,
+//! block by block across them all (`stream_brick`, and
 //! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row
 //! and column at its own offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on
 //! both sides → the target, around the caches (`stream_run`). Invariant: elements are moved as
@@ -34,8 +36,10 @@ pub(crate) unsafe fn transpose_tile<T: Copy>(
     let Some(kernel) = kernel::<T>() else {
         return false;
     };
-    // SAFETY: forwarded from the caller.
-    if unsafe { narrow(source, source_stride, target, target_stride, shape) } {
+    // SAFETY (both): forwarded from the caller.
+    if unsafe { narrow(source, source_stride, target, target_stride, shape) }
+        || unsafe { few_tile(source, source_stride, target, target_stride, shape, false) }
+    {
         return true;
     }
     // SAFETY: forwarded from the caller; the kernels were chosen for `T`'s size and this CPU.
@@ -178,6 +182,67 @@ unsafe fn narrow<T: Copy>(
     false
 }
 
+/// The most rows (or columns) of a tile whose source (target) is one run that `transpose_tile`
+/// moves by splitting that run among its rows (gathering it from its columns): four, or a
+/// vector's lanes less one where [`few`] has kernels for `T`'s size.
+pub(crate) fn narrow_side<T>() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        few::sides::<T>().end.saturating_sub(1).max(4)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    4
+}
+
+/// Moves a tile of five or more rows (columns) but fewer than a vector's lanes whose source
+/// (target) is one run with the kernels of [`few`], streaming the target's whole lines where
+/// `stream` (see [`stream_tile`]); returns `false`, having touched nothing, where the tile is
+/// not such or no kernel takes it.
+///
+/// # Safety
+/// As `transpose_tile`, and where `stream`, as `stream_tile`.
+unsafe fn few_tile<T: Copy>(
+    source: *const T,
+    source_stride: isize,
+    target: *mut T,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+    stream: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if rows == 0 || columns == 0 {
+            return false;
+        }
+        // As in `narrow`: the run's side whole, the other operand's rows apart.
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            if source_stride == rows as isize
+                && target_stride >= columns as isize
+                && few::split(source, target, target_stride, [rows, columns], stream)
+            {
+                return true;
+            }
+            target_stride == columns as isize
+                && source_stride >= rows as isize
+                && few::join(source, source_stride, target, [rows, columns])
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (
+            source,
+            source_stride,
+            target,
+            target_stride,
+            rows,
+            columns,
+            stream,
+        );
+        false
+    }
+}
+
 /// Element `(r, c)` of a tile `R` rows high, `columns` wide: from `source + c·R + r` to
 /// `target + r·target_stride + c`.
 ///
@@ -242,6 +307,117 @@ unsafe fn interleave<E: Copy, const C: usize>(
         for (slot, column) in group.iter_mut().zip(&columns) {
             *slot = column[r];
         }
+    }
+}
+
+/// Tiles of more than four rows (columns) but fewer than a vector's lanes, the source
+/// (target) one run: `narrow`'s tiles, longer on the short side. Its 16 × 16 (8 × 8) blocks
+/// would be cut short at every block, and the interleaved loops of `deinterleave` and
+/// `interleave` run slower past four; these take the short side's elements of each point of
+/// the long side as one masked vector (AVX-512, four- and eight-byte elements), streaming the
+/// target's whole lines where asked (`stream_tile`).
+#[cfg(target_arch = "x86_64")]
+mod few {
+    use super::{avx512, line_lead, lines_apart};
+
+    /// The short sides these kernels take for elements of `T`'s size on this CPU: five up to
+    /// a vector's lanes less one, or none.
+    pub(super) fn sides<T>() -> std::ops::Range<usize> {
+        let lanes = match size_of::<T>() {
+            4 => 16,
+            8 => 8,
+            _ => return 0..0,
+        };
+        if std::arch::is_x86_feature_detected!("avx512f") && !super::avx_only() {
+            5..lanes
+        } else {
+            0..0
+        }
+    }
+
+    /// Moves a tile of `rows` (within [`sides`]) whose source is one run, as
+    /// `super::deinterleave`, streaming each row's whole lines where `stream` and the rows are
+    /// a whole number of lines apart; returns `false`, having touched nothing, where it does
+    /// not take the tile.
+    ///
+    /// # Safety
+    /// As `super::deinterleave`'s for `R` = `rows`, without its CPU requirement.
+    pub(super) unsafe fn split<T>(
+        source: *const T,
+        target: *mut T,
+        target_stride: isize,
+        [rows, columns]: [usize; 2],
+        stream: bool,
+    ) -> bool {
+        if !sides::<T>().contains(&rows) {
+            return false;
+        }
+        #[cfg(test)]
+        super::tests::FEW_TILES.with(|tiles| tiles.set(tiles.get() + 1));
+        // Every row's lines start at the column the first row's do.
+        let streamed = (
+            line_lead(target),
+            stream
+                && lines_apart::<T>(target_stride)
+                && (target as usize).is_multiple_of(size_of::<T>()),
+        );
+        let (source, target) = (source.cast::<u8>(), target.cast::<u8>());
+        macro_rules! each {
+            ($kernel:ident, $($r:literal)*) => {
+                match rows {
+                    $($r => avx512::$kernel::<$r>(source, target, target_stride, columns, streamed),)*
+                    _ => unreachable!("the sides are checked above"),
+                }
+            };
+        }
+        // SAFETY: the caller's tile; `sides` checked AVX-512 F and the element size; a
+        // streamed row's lines start `line_lead` in, below a vector's lanes.
+        unsafe {
+            if size_of::<T>() == 4 {
+                each!(split_4, 5 6 7 8 9 10 11 12 13 14 15)
+            } else {
+                each!(split_8, 5 6 7)
+            }
+        }
+        true
+    }
+
+    /// Moves a tile of `columns` (within [`sides`]) whose target is one run, as
+    /// `super::interleave`; returns `false`, having touched nothing, where it does not take
+    /// the tile. Never streams: its masked stores of a few elements each measured no slower
+    /// than streaming whole blocks staged in the caches.
+    ///
+    /// # Safety
+    /// As `super::interleave`'s for `C` = `columns`, without its CPU requirement.
+    pub(super) unsafe fn join<T>(
+        source: *const T,
+        source_stride: isize,
+        target: *mut T,
+        [rows, columns]: [usize; 2],
+    ) -> bool {
+        if !sides::<T>().contains(&columns) {
+            return false;
+        }
+        #[cfg(test)]
+        super::tests::FEW_TILES.with(|tiles| tiles.set(tiles.get() + 1));
+        let (source, target) = (source.cast::<u8>(), target.cast::<u8>());
+        macro_rules! each {
+            ($kernel:ident, $($c:literal)*) => {
+                match columns {
+                    $($c => avx512::$kernel::<$c>(source, source_stride, target, rows),)*
+                    _ => unreachable!("the sides are checked above"),
+                }
+            };
+        }
+        // SAFETY: the caller's tile; `sides` checked AVX-512 F and the element size.
+        unsafe {
+            if size_of::<T>() == 4 {
+                each!(join_4, 5 6 7 8 9 10 11 12 13 14 15)
+            } else {
+                each!(join_8, 5 6 7)
+            }
+        }
+        true
     }
 }
 
@@ -345,6 +521,12 @@ pub(crate) unsafe fn stream_tile<T: Copy>(
 ) -> bool {
     // SAFETY: forwarded from the caller (one tile).
     unsafe {
+        // A few rows split from one run, streamed: rows a whole number of lines apart.
+        if lines_apart::<T>(target_stride)
+            && few_tile(source, source_stride, target, target_stride, shape, true)
+        {
+            return true;
+        }
         stream_brick(
             source,
             source_stride,
@@ -835,6 +1017,17 @@ const PAIRED_ROWS: usize = 256;
 /// s[i, j, k, l]` over 20 × 100 × 30 × 200 `f32`, in pairs: 25 GB/s without, 35–37 two
 /// blocks ahead, 31 four, 20 eight).
 const READ_AHEAD: usize = 2;
+
+/// How far ahead of its block a kernel of [`few`] splitting a run asks for the run's lines:
+/// the core does not follow that run on its own (`t[j, i] = s[i, j]` over 1,000,000 × 8
+/// `f32`, streamed, one thread: 19 GB/s asking for none, 41 one block ahead, 47 four, 50
+/// eight (4 KiB), 52 thirty-two; a copy of the same bytes 53–56).
+const FEW_AHEAD: usize = 4096;
+
+/// How far down each column a kernel of [`few`] gathering a run asks for the column's
+/// lines (`t[j, i] = s[i, j]` over 8 × 1,000,000 `f32`, one thread: 18 GB/s asking for none,
+/// 34 four lines ahead, 36 eight, 38–39 sixteen and thirty-two; a copy 54–57).
+const FEW_COLUMN_AHEAD: usize = 1024;
 
 /// The kernels for one element size: whole blocks in the widest registers the CPU has, then
 /// for a tile's edges either the same blocks cut short (`edges`, AVX-512) or smaller ones,
@@ -1403,7 +1596,7 @@ mod avx {
 /// Kernels in AVX-512 registers: one block is a cache line of each of its target rows.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{prefetch_line, LINE, PAIRED_ROWS, READ_AHEAD};
+    use super::{prefetch_line, FEW_AHEAD, FEW_COLUMN_AHEAD, LINE, PAIRED_ROWS, READ_AHEAD};
     use std::arch::x86_64::*;
 
     /// The sixteen rows of the 16 × 16 block of `f32`s whose columns start at `base`, `stride`
@@ -1584,6 +1777,169 @@ mod avx512 {
         /// A block of `f64`s cut short at a tile's edge.
         edges_8, f64, 8, 1, rows_of_8x8_pd, __m512d, __mmask8, _mm512_maskz_loadu_pd,
         _mm512_setzero_pd, _mm512_mask_storeu_pd
+    );
+
+    /// Generates the kernels of `super::few` for `$t`, `$side` of which fill a vector: a
+    /// tile of fewer rows than that whose source is one run (`$split`), or of fewer columns
+    /// whose target is one run (`$join`). Each moves `$side` points of the long side at a
+    /// time: the short side's elements of each as one masked load, the block transposed by
+    /// `$rows!`, and each result stored whole along the long side (`$split`), or as one
+    /// masked store of the short side into a staging block that is then stored whole
+    /// (`$join`). Where asked to stream, the stores of whole lines are non-temporal.
+    macro_rules! few {
+        (
+            $split:ident, $join:ident, $t:ty, $side:literal, $rows:ident, $vector:ty, $mask:ty,
+            $load:ident, $zero:ident, $store:ident, $storeu:ident, $stream:ident
+        ) => {
+            /// Element `(r, c)` of a tile `R` rows high and `columns` wide: from
+            /// `source + c·R + r` to `target + r·target_stride + c`; the whole blocks from
+            /// column `lead` on stored with non-temporal stores where `stream` (then each row's
+            /// column `lead` must start a cache line, and `lead` be below `$side`).
+            ///
+            /// # Safety
+            /// As `transpose_tile`'s, for that tile (`source_stride` `R`); the CPU has AVX-512
+            /// F; `R` is below the vector's lanes.
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn $split<const R: usize>(
+                source: *const u8,
+                target: *mut u8,
+                target_stride: isize,
+                columns: usize,
+                (lead, stream): (usize, bool),
+            ) {
+                let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+                let down = ((1u32 << R) - 1) as $mask;
+                // The block of columns `c..c + width` (`width ≤ $side`), stored masked.
+                // SAFETY (both closures and the loops): column `c`'s elements are the `R` from
+                // `source + c·R`, which the masked loads read (no lane past them); row `r`'s
+                // are the `columns` from `target + r·target_stride`, which the stores write
+                // (the partial blocks' masked to their columns); all valid as the caller
+                // vouches. A streamed store's address starts a line (the caller's `lead`).
+                let part = |c: usize, width: usize| unsafe {
+                    let across = ((1u32 << width) - 1) as $mask;
+                    let v: [$vector; $side] = std::array::from_fn(|i| {
+                        if i < width {
+                            $load(down, source.add((c + i) * R))
+                        } else {
+                            $zero()
+                        }
+                    });
+                    let out = $rows!(columns v);
+                    for (r, row) in out.into_iter().enumerate().take(R) {
+                        $store(target.offset(r as isize * target_stride).add(c), across, row);
+                    }
+                };
+                let lead = if stream { lead.min(columns) } else { 0 };
+                if lead > 0 {
+                    part(0, lead);
+                }
+                let whole = lead + (columns - lead) / $side * $side;
+                let mut c = lead;
+                macro_rules! blocks {
+                    ($put:ident) => {
+                        while c < whole {
+                            // The block's `R` lines' worth, `FEW_AHEAD` bytes on, asked for.
+                            let next = source.wrapping_add(c * R).cast::<i8>().wrapping_add(FEW_AHEAD);
+                            for l in 0..R {
+                                prefetch_line(next.wrapping_add(l * LINE));
+                            }
+                            let v: [$vector; $side] = std::array::from_fn(|i| unsafe {
+                                $load(down, source.add((c + i) * R))
+                            });
+                            let out = $rows!(columns v);
+                            for (r, row) in out.into_iter().enumerate().take(R) {
+                                unsafe {
+                                    $put(target.offset(r as isize * target_stride).add(c), row)
+                                };
+                            }
+                            c += $side;
+                        }
+                    };
+                }
+                if stream {
+                    blocks!($stream);
+                } else {
+                    blocks!($storeu);
+                }
+                if c < columns {
+                    part(c, columns - c);
+                }
+            }
+
+            /// Element `(r, c)` of a tile `rows` high and `C` wide: from `source + r +
+            /// c·source_stride` to `target + r·C + c`.
+            ///
+            /// # Safety
+            /// As `transpose_tile`'s, for that tile (`target_stride` `C`); the CPU has AVX-512
+            /// F; `C` is below the vector's lanes.
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn $join<const C: usize>(
+                source: *const u8,
+                source_stride: isize,
+                target: *mut u8,
+                rows: usize,
+            ) {
+                let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+                let across = ((1u32 << C) - 1) as $mask;
+                let mut r = 0;
+                // SAFETY: column `c`'s elements are the `rows` from `source +
+                // c·source_stride`, which the loads read (the last block's masked to the rows
+                // left); row `r`'s are the `C` from `target + r·C`, which the masked stores
+                // write; all valid as the caller vouches. A prefetch reads nothing.
+                unsafe {
+                    while r < rows {
+                        let height = (rows - r).min($side);
+                        let down = ((1u32 << height) - 1) as $mask;
+                        for c in 0..C {
+                            let column = source.offset(c as isize * source_stride).add(r);
+                            prefetch_line(column.cast::<i8>().wrapping_add(FEW_COLUMN_AHEAD));
+                        }
+                        let v: [$vector; $side] = std::array::from_fn(|c| {
+                            if c < C {
+                                $load(down, source.offset(c as isize * source_stride).add(r))
+                            } else {
+                                $zero()
+                            }
+                        });
+                        let out = $rows!(columns v);
+                        for (i, row) in out.into_iter().enumerate().take(height) {
+                            $store(target.add((r + i) * C), across, row);
+                        }
+                        r += $side;
+                    }
+                }
+            }
+        };
+    }
+
+    few!(
+        split_4,
+        join_4,
+        f32,
+        16,
+        rows_of_16x16,
+        __m512,
+        __mmask16,
+        _mm512_maskz_loadu_ps,
+        _mm512_setzero_ps,
+        _mm512_mask_storeu_ps,
+        _mm512_storeu_ps,
+        _mm512_stream_ps
+    );
+
+    few!(
+        split_8,
+        join_8,
+        f64,
+        8,
+        rows_of_8x8_pd,
+        __m512d,
+        __mmask8,
+        _mm512_maskz_loadu_pd,
+        _mm512_setzero_pd,
+        _mm512_mask_storeu_pd,
+        _mm512_storeu_pd,
+        _mm512_stream_pd
     );
 
     /// Generates a `Grouped` kernel for `$t` in `$side × $side` blocks (see
@@ -1982,6 +2338,8 @@ mod tests {
         pub(super) static STREAMED_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
         /// Whether `kernel` gives this thread AVX's kernels where the CPU has AVX-512 too.
         pub(super) static AVX_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// How many tiles this thread's kernels of `few` have moved.
+        pub(super) static FEW_TILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     /// Runs `run` with AVX's kernels (and SSE's for their edges) on this thread, as on a CPU
@@ -2354,6 +2712,122 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Tiles of five to sixteen rows whose source is one run, through `transpose_tile` and
+    /// `stream_tile` (target rows a whole number of lines apart or not, from the first, the
+    /// second and the last element of a line), and of as many columns whose target is one run
+    /// (source columns next to each other or not): every element moved, nothing around it
+    /// touched, and the kernels of `few` taking exactly the sides they have (five up to a
+    /// vector's lanes less one with AVX-512, none on AVX).
+    fn check_few<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
+        let per_line = LINE / size_of::<T>();
+        let sides = super::few::sides::<T>();
+        for short in 5..=16 {
+            for long in [1, 15, 16, 17, 40, 100] {
+                let taken = usize::from(sides.contains(&short));
+                let source: Vec<T> = (0..short * (long + 3)).map(value).collect();
+                for (stream, lines_apart) in [(false, false), (true, true), (true, false)] {
+                    for lead in [0, 1, per_line - 1] {
+                        let row_length = if lines_apart {
+                            (long + per_line).next_multiple_of(per_line)
+                        } else {
+                            long + 3
+                        };
+                        let mut target = vec![blank; short * row_length + 2 * per_line];
+                        let at = target.as_ptr().align_offset(LINE) + lead;
+                        FEW_TILES.with(|tiles| tiles.set(0));
+                        // SAFETY: the tile's source is the first `short · long` elements of
+                        // `source`; its target rows, `row_length` apart from `at` (under two
+                        // lines in), lie in `target`, which is not `source`; elements of these
+                        // types have no padding; fenced before the target is read.
+                        let moved = unsafe {
+                            let to = target.as_mut_ptr().add(at);
+                            let (from, stride) = (source.as_ptr(), row_length as isize);
+                            let shape = [short, long];
+                            if stream {
+                                stream_tile(from, short as isize, to, stride, shape)
+                            } else {
+                                transpose_tile(from, short as isize, to, stride, shape)
+                            }
+                        };
+                        fence();
+                        let case = format!(
+                            "{short} rows of {long}, stream {stream}, rows lines apart \
+                             {lines_apart}, lead {lead}"
+                        );
+                        // `stream_tile` takes only rows a whole number of lines apart, and
+                        // leaves to the caller what it has no kernel for.
+                        let few = if stream && !lines_apart { 0 } else { taken };
+                        assert!(moved || stream && few == 0, "{case}");
+                        assert!(moved || !lines_apart || !stream, "{case}");
+                        assert_eq!(FEW_TILES.with(|tiles| tiles.get()), few, "{case}");
+                        for (n, &got) in target.iter().enumerate() {
+                            let (row, column) = (
+                                (n.wrapping_sub(at)) / row_length,
+                                (n.wrapping_sub(at)) % row_length,
+                            );
+                            let expected = if moved && n >= at && row < short && column < long {
+                                source[row + column * short]
+                            } else {
+                                blank
+                            };
+                            assert_eq!(got, expected, "{case}: element {n}");
+                        }
+                    }
+                }
+                // The converse: `long` rows of `short` columns, the target one run (never
+                // streamed: its rows are not a whole number of lines apart).
+                for pad in [0, 3] {
+                    let source_stride = long + pad;
+                    let mut target = vec![blank; long * short + per_line];
+                    FEW_TILES.with(|tiles| tiles.set(0));
+                    // SAFETY: the tile's source columns, `source_stride` apart, lie in `source`
+                    // (`short · (long + 3)` elements); its target is the first `long · short`
+                    // elements of `target`, which is not `source`; elements of these types have
+                    // no padding.
+                    let moved = unsafe {
+                        transpose_tile(
+                            source.as_ptr(),
+                            source_stride as isize,
+                            target.as_mut_ptr(),
+                            short as isize,
+                            [long, short],
+                        )
+                    };
+                    let case = format!("{long} rows of {short}, pad {pad}");
+                    assert!(moved, "{case}");
+                    // (Rows of five up to a vector's lanes less one, one run when unpadded,
+                    // are split by the same kernels first.)
+                    let split = pad == 0 && sides.contains(&long);
+                    if !split {
+                        assert_eq!(FEW_TILES.with(|tiles| tiles.get()), taken, "{case}");
+                    }
+                    for (n, &got) in target.iter().enumerate() {
+                        let expected = if n < long * short {
+                            source[n / short + n % short * source_stride]
+                        } else {
+                            blank
+                        };
+                        assert_eq!(got, expected, "{case}: element {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn few_rows_or_columns_are_moved_exactly() {
+        check_few(|n| n as f32 * 0.5 + 1.0, -1.0);
+        check_few(|n| 0x7f80_0001 + n as u32, 0);
+        check_few(|n| n as f64 * 0.25 - 3.0, -1.0);
+        check_few(|n| 0x7ff0_0000_0000_0001 + n as u64, 0);
+        // Other sizes have no such kernels: the tiles go to the blocks' edges.
+        check_few(|n| [n as f64, -0.5], [0.0; 2]);
+        with_avx_only(|| {
+            check_few(|n| n as f32 * 0.5 + 1.0, -1.0);
+            check_few(|n| n as f64 * 0.25 - 3.0, -1.0);
+        });
     }
 
     #[test]
