@@ -510,14 +510,23 @@ fn permutations_of_short_axes_match_a_naive_copy() {
     }
 }
 
-/// Transposes of tall matrices of five to fifteen columns (records of a few fields split into
-/// one row per field) and their converse, in the caches and past the streaming size, on one
-/// and two threads: every element where a naive copy puts it.
+/// Transposes of tall matrices of five to a few dozen columns (records of a few fields split
+/// into one row per field) and their converse (the fields gathered into records), in the
+/// caches and past the streaming size, on one and two threads: every element where a naive
+/// copy puts it.
 #[test]
 fn transposes_of_few_rows_or_columns_match_a_naive_copy() {
     // 300,007 × 8 f32 and × 7 f64: past 8 MiB, streamed; an odd count of records, so the
-    // target's rows start off the lines.
-    for (records, fields) in [(1001, 5), (1001, 13), (300_007, 8)] {
+    // target's rows start off the lines. 100,003 × 23 and × 40 f32 (× 7 f64): past it too,
+    // records of 23 and 40 fields (92 and 160 bytes, off the lines) gathered a vector's worth
+    // at a time.
+    for (records, fields) in [
+        (1001, 5),
+        (1001, 13),
+        (300_007, 8),
+        (100_003, 23),
+        (100_003, 40),
+    ] {
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)

@@ -16,9 +16,9 @@ use super::runs::copy_runs;
 use super::scratch::Scratch;
 use super::step::{with_detached, Step, Unproven};
 use super::transpose::{
-    brick, bricks, fence, line_lead, lines_apart, narrow_side, prefetch_run, rows_on_lines,
-    stream_brick, stream_off_lines, stream_run, stream_tile, streams, streams_by_lines,
-    streams_off_lines, transpose_tile, transposes,
+    brick, bricks, fence, gather_tile, gathers, line_lead, lines_apart, narrow_side, prefetch_run,
+    rows_on_lines, stream_brick, stream_off_lines, stream_run, stream_tile, streams,
+    streams_by_lines, streams_off_lines, transpose_tile, transposes,
 };
 use super::{address_range, meet, sort_loops};
 
@@ -725,7 +725,10 @@ fn nest_from<T, F, P, const L: usize, const N: usize>(
         // source's line boundaries, and a tile moved out of this buffer would otherwise
         // stream 12 of every 16 rows fewer (`f32`).
         let (rows, columns) = (extents[outer], extents[inner]);
-        let [tile_rows, tile_columns] = streamed_tile::<T>(nest.stream, [rows, columns]);
+        // The target's rows one run: whole rows gathered (`transpose::gathers`).
+        let target_run = target_strides[outer] == columns as isize && target_strides[inner] == 1;
+        let [tile_rows, tile_columns] =
+            streamed_tile::<T>(nest.stream, [rows, columns], target_run);
         let off_lines = nest.off_lines;
         // The tiles' buffer, or the strips' staging: a line a row.
         let staging = off_lines.map_or(0, |rows| rows * LINE / size_of::<T>());
@@ -1367,8 +1370,12 @@ const TILE: usize = 64;
 /// gathered in) take tiles that many wide and `TILE · TILE` elements in all, which
 /// `transpose_tile` moves as one run split among its rows or gathered from its columns: a
 /// tile of a line's width would be 32 elements (`t[i, k, j] = s[i, j, k]` over 4096 × 2048 × 2
-/// `f32`, one thread: 1.4 → 25 GB/s, 0.06× → 1.02× `copy_from_slice` in the same run).
-fn streamed_tile<T>(stream: bool, [rows, columns]: [usize; 2]) -> [usize; 2] {
+/// `f32`, one thread: 1.4 → 25 GB/s, 0.06× → 1.02× `copy_from_slice` in the same run). So do
+/// a streamed copy's rows of a few dozen elements off the lines, its target one run of them
+/// (`target_run`), which `transpose::gathers` takes: each tile is gathered whole into the
+/// buffer and streamed as one run (`Nest::write_tile`), rather than as strips of rows off the
+/// lines (`t[j, i] = s[i, j]` over 40 × 500,000 `f32`, one thread: 0.33× → 0.78× a copy).
+fn streamed_tile<T>(stream: bool, [rows, columns]: [usize; 2], target_run: bool) -> [usize; 2] {
     let line = LINE / size_of::<T>();
     let narrow = narrow_side::<T>();
     // The long side in whole lines, so each tile's target starts where the one before's left
@@ -1376,7 +1383,7 @@ fn streamed_tile<T>(stream: bool, [rows, columns]: [usize; 2]) -> [usize; 2] {
     let long = |short: usize| TILE * TILE / short.max(1) / line * line;
     if rows <= narrow {
         [rows, long(rows)]
-    } else if columns <= narrow {
+    } else if columns <= narrow || stream && target_run && gathers::<T>(columns) {
         [long(columns), columns]
     } else if stream && columns > 2 * line && streams_by_lines::<T>() {
         [TILE * TILE / line, line]
@@ -1404,7 +1411,8 @@ fn off_lines_rows<T>(
         && target_strides[1] == 1
         && !lines_apart::<T>(target_strides[0])
         && rows >= OFF_LINES_FROM
-        && columns > 2 * line;
+        && columns > 2 * line
+        && !(target_strides[0] == columns as isize && gathers::<T>(columns));
     takes.then_some(OFF_LINES_ROWS)
 }
 
@@ -2047,7 +2055,8 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
             // run by run (TCCG-like 16 × 16 tiles of `xp[a, b, f, d, e] = x[e, f, b, a, d]`
             // into tensors on lines: 2.1–2.7 ms that way, 1.5–2.1 ms this one, a harness).
             // Straight from the source, unless its columns share a cache set and are read by
-            // more than one load each (see below).
+            // more than one load each (see below). Rows that `gather_tile` takes (a few dozen
+            // elements off the lines, the tile whole rows: `streamed_tile`) go through it.
             if self.stream
                 && target_strides[0] == columns as isize
                 && rows * columns <= buffer.len()
@@ -2062,13 +2071,10 @@ impl<T: Element, F: Fn([T; N]) -> T, const N: usize> Nest<'_, T, F, N> {
                 // inside the nest, so proved in bounds for writes, and not the buffer. Streamed:
                 // as below.
                 let streamed = unsafe {
-                    transpose_tile(
-                        from,
-                        across_step,
-                        buffer.as_mut_ptr(),
-                        columns as isize,
-                        shape,
-                    ) && stream_run(buffer.as_ptr(), to, rows * columns)
+                    let into = buffer.as_mut_ptr();
+                    (gather_tile(from, across_step, into, columns as isize, shape)
+                        || transpose_tile(from, across_step, into, columns as isize, shape))
+                        && stream_run(buffer.as_ptr(), to, rows * columns)
                 };
                 if streamed {
                     #[cfg(test)]
