@@ -367,6 +367,27 @@ unsafe fn interleave<E: Copy, const C: usize>(
 mod few {
     use super::{avx512, line_lead, lines_apart};
 
+    /// Calls the kernel for `$t`'s size (`$four` or `$eight`) whose short side is `$side`, one
+    /// of [`sides`], with `$args`.
+    macro_rules! on_side {
+        ($t:ty, $side:expr, [$four:ident, $eight:ident], $args:tt) => {
+            if size_of::<$t>() == 4 {
+                on_side!(@each $side, $four, $args, 5 6 7 8 9 10 11 12 13 14 15)
+            } else {
+                on_side!(@each $side, $eight, $args, 5 6 7)
+            }
+        };
+        (@each $side:expr, $kernel:ident, $args:tt, $($n:literal)*) => {
+            match $side {
+                $($n => on_side!(@call $kernel, $n, $args),)*
+                _ => unreachable!("the sides are checked first"),
+            }
+        };
+        (@call $kernel:ident, $n:literal, ($($arg:expr),*)) => {
+            avx512::$kernel::<$n>($($arg),*)
+        };
+    }
+
     /// The short sides these kernels take for elements of `T`'s size on this CPU: five up to
     /// a vector's lanes less one, or none.
     pub(super) fn sides<T>() -> std::ops::Range<usize> {
@@ -409,23 +430,16 @@ mod few {
                 && (target as usize).is_multiple_of(size_of::<T>()),
         );
         let (source, target) = (source.cast::<u8>(), target.cast::<u8>());
-        macro_rules! each {
-            ($kernel:ident, $($r:literal)*) => {
-                match rows {
-                    $($r => avx512::$kernel::<$r>(source, target, target_stride, columns, streamed),)*
-                    _ => unreachable!("the sides are checked above"),
-                }
-            };
-        }
         // SAFETY: the caller's tile; `sides` checked AVX-512 F and the element size; a
         // streamed row's lines start `line_lead` in, below a vector's lanes.
         unsafe {
-            if size_of::<T>() == 4 {
-                each!(split_4, 5 6 7 8 9 10 11 12 13 14 15)
-            } else {
-                each!(split_8, 5 6 7)
-            }
-        }
+            on_side!(
+                T,
+                rows,
+                [split_4, split_8],
+                (source, target, target_stride, columns, streamed)
+            )
+        };
         true
     }
 
@@ -466,22 +480,15 @@ mod few {
         #[cfg(test)]
         super::tests::FEW_TILES.with(|tiles| tiles.set(tiles.get() + 1));
         let (source, target) = (source.cast::<u8>(), target.cast::<u8>());
-        macro_rules! each {
-            ($kernel:ident, $($c:literal)*) => {
-                match columns {
-                    $($c => avx512::$kernel::<$c>(source, source_stride, target, rows),)*
-                    _ => unreachable!("the sides are checked above"),
-                }
-            };
-        }
         // SAFETY: the caller's tile; `sides` checked AVX-512 F and the element size.
         unsafe {
-            if size_of::<T>() == 4 {
-                each!(join_4, 5 6 7 8 9 10 11 12 13 14 15)
-            } else {
-                each!(join_8, 5 6 7)
-            }
-        }
+            on_side!(
+                T,
+                columns,
+                [join_4, join_8],
+                (source, source_stride, target, rows)
+            )
+        };
         true
     }
 
