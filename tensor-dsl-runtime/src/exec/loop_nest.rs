@@ -1367,7 +1367,8 @@ const TILE: usize = 64;
 /// w]` over 48⁴, one thread, f32 18–33 → 32–42 GB/s, f64 27–30 → 36–39 GB/s. Shorter rows keep
 /// whole-row tiles, which a target off the lines streams as one run (`Nest::write_tile`).
 /// Rows or columns of at most `narrow_side` elements (an image's three channels split off or
-/// gathered in) take tiles that many wide and `TILE · TILE` elements in all, which
+/// gathered in) take tiles that many wide and at most `TILE · TILE` elements (whole lines
+/// along the long side), which
 /// `transpose_tile` moves as one run split among its rows or gathered from its columns: a
 /// tile of a line's width would be 32 elements (`t[i, k, j] = s[i, j, k]` over 4096 × 2048 × 2
 /// `f32`, one thread: 1.4 → 25 GB/s, 0.06× → 1.02× `copy_from_slice` in the same run). So do
@@ -3166,7 +3167,8 @@ mod tests {
     /// matches the source, and no element outside the view changes.
     fn check_streamed_transpose<T: Element + std::fmt::Debug>(value: fn(usize) -> T) {
         // (1030, 70): one strip off the lines; (2100, 42): more rows than a strip (rows of 58
-        // elements: off the lines for four- and eight-byte elements alike). Past the threads'
+        // elements: off the lines for four- and eight-byte elements alike); both gathered
+        // where the view is unpadded (`transpose::gathers`). Past the threads'
         // split (`PARALLEL_WORK`): (600, 520) cut along its rows, (300, 700) and (1030, 1040)
         // along its columns (the longer loop), the latter's parts in strips off the lines
         // each starting mid-row.
@@ -3209,11 +3211,15 @@ mod tests {
                     if threads == 1 {
                         // (Other threads count on their own.) Rows off the lines in strips of
                         // whole rows, where `stream_off_lines` has a kernel.
+                        // Rows of a few dozen elements off the lines, the target one run of
+                        // them (the view unpadded), gathered and streamed as runs instead.
                         let line = LINE / size_of::<T>();
+                        let gathered = wide == columns && gathers::<T>(columns);
                         let off_lines = streams_off_lines::<T>()
                             && rows >= OFF_LINES_FROM
-                            && columns > 2 * line;
-                        let may = (whole_lines || off_lines)
+                            && columns > 2 * line
+                            && !gathered;
+                        let may = (whole_lines || off_lines || gathered)
                             && aligned
                             && streams::<T>()
                             && transposes::<T>();

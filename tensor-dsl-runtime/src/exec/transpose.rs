@@ -356,7 +356,8 @@ unsafe fn interleave<E: Copy, const C: usize>(
 }
 
 /// Tiles of more than four rows (columns) but fewer than a vector's lanes, the source
-/// (target) one run: `narrow`'s tiles, longer on the short side. Its 16 × 16 (8 × 8) blocks
+/// (target) one run: `narrow`'s tiles, longer on the short side; and tiles of more columns,
+/// their target one run, for streamed copies (`gather`, below). Its 16 × 16 (8 × 8) blocks
 /// would be cut short at every block, and the interleaved loops of `deinterleave` and
 /// `interleave` run slower past four; these take the short side's elements of each point of
 /// the long side as one masked vector (AVX-512, four- and eight-byte elements), streaming the
@@ -409,7 +410,8 @@ mod few {
     /// not take the tile.
     ///
     /// # Safety
-    /// As `super::deinterleave`'s for `R` = `rows`, without its CPU requirement.
+    /// As `super::deinterleave`'s for `R` = `rows`, without its CPU requirement; where
+    /// `stream`, as `super::stream_tile`'s (a fence before the target is used again).
     pub(super) unsafe fn split<T>(
         source: *const T,
         target: *mut T,
@@ -429,6 +431,12 @@ mod few {
                 && lines_apart::<T>(target_stride)
                 && (target as usize).is_multiple_of(size_of::<T>()),
         );
+        #[cfg(test)]
+        if streamed.1 {
+            let (lead, lanes) = (streamed.0.min(columns), super::LINE / size_of::<T>());
+            super::tests::STREAMED_LINES
+                .with(|lines| lines.set(lines.get() + rows * ((columns - lead) / lanes)));
+        }
         let (source, target) = (source.cast::<u8>(), target.cast::<u8>());
         // SAFETY: the caller's tile; `sides` checked AVX-512 F and the element size; a
         // streamed row's lines start `line_lead` in, below a vector's lanes.
@@ -605,10 +613,13 @@ unsafe fn in_blocks<T: Copy>(
 /// is moved whole that way). Starting the blocks on the source's lines took `c[k, j, i] =
 /// a[i, j, k]` over 256³ `f32` tensors (each 16 bytes past a line) from 0.48–0.58× to
 /// 0.51–0.62× a copy on one thread, 0.84–1.04× to 0.96–1.25× on two (a harness, the two
-/// builds in turns). Returns `false`, having
-/// touched nothing, where the target's rows are not a whole number of lines apart (their
-/// lines would start at different columns; a stride of 0 among them), where the target is
-/// not aligned to `T`'s size, or where `transpose_tile` would. Unfenced, like [`stream_run`].
+/// builds in turns). A tile of a few rows whose source is one run (`few`) streams its rows'
+/// whole lines instead, however short the tile; where its target is not aligned to `T`'s
+/// size it is moved with ordinary stores. Returns `false`, having touched nothing, where the
+/// target's rows are not a whole number of lines apart (their lines would start at different
+/// columns; a stride of 0 among them), where the target is not aligned to `T`'s size (but for
+/// such a tile of a few rows), or where `transpose_tile` would. Unfenced, like
+/// [`stream_run`].
 ///
 /// # Safety
 /// As [`transpose_tile`], and `T` must have no padding bytes (as no element type has). This
@@ -1882,12 +1893,13 @@ mod avx512 {
     );
 
     /// Generates the kernels of `super::few` for `$t`, `$side` of which fill a vector: a
-    /// tile of fewer rows than that whose source is one run (`$split`), or of fewer columns
-    /// whose target is one run (`$join`). Each moves `$side` points of the long side at a
-    /// time: the short side's elements of each as one masked load, the block transposed by
-    /// `$rows!`, and each result stored whole along the long side (`$split`), or as one
-    /// masked store of the short side into a staging block that is then stored whole
-    /// (`$join`). Where asked to stream, the stores of whole lines are non-temporal.
+    /// tile of fewer rows than that whose source is one run (`$split`), of fewer columns whose
+    /// target is one run (`$join`), or of that many columns or more whose target is one run
+    /// (`$gather`, a block of `$side` columns at a time). Each moves `$side` points of the long
+    /// side at a time: the short side's elements of each as one masked load, the block
+    /// transposed by `$rows!`, and each result stored whole along the long side (`$split`,
+    /// with non-temporal stores of its rows' whole lines where asked to stream), or as one
+    /// masked store of a row's elements straight into the target (`$join`, `$gather`).
     macro_rules! few {
         (
             $split:ident, $join:ident, $gather:ident, $t:ty, $side:literal, $rows:ident,
@@ -1896,12 +1908,13 @@ mod avx512 {
         ) => {
             /// Element `(r, c)` of a tile `R` rows high and `columns` wide: from
             /// `source + c·R + r` to `target + r·target_stride + c`; the whole blocks from
-            /// column `lead` on stored with non-temporal stores where `stream` (then each row's
-            /// column `lead` must start a cache line, and `lead` be below `$side`).
+            /// column `lead` on stored with non-temporal stores where `stream`.
             ///
             /// # Safety
             /// As `transpose_tile`'s, for that tile (`source_stride` `R`); the CPU has AVX-512
-            /// F; `R` is below the vector's lanes.
+            /// F; `R` is below the vector's lanes. Where `stream`: each row's column `lead`
+            /// starts a cache line, `lead` is below `$side`, and this thread fences before the
+            /// target is read, written or handed on (as `stream_tile`).
             #[target_feature(enable = "avx512f")]
             pub(super) unsafe fn $split<const R: usize>(
                 source: *const u8,
@@ -2876,6 +2889,8 @@ mod tests {
     fn check_few<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
         let per_line = LINE / size_of::<T>();
         let sides = super::few::sides::<T>();
+        // Whether this CPU has kernels for `T` at all (else every call declines).
+        let kernel = super::transposes::<T>();
         for short in 5..=16 {
             for long in [1, 15, 16, 17, 40, 100] {
                 let taken = usize::from(sides.contains(&short));
@@ -2890,6 +2905,7 @@ mod tests {
                         let mut target = vec![blank; short * row_length + 2 * per_line];
                         let at = target.as_ptr().align_offset(LINE) + lead;
                         FEW_TILES.with(|tiles| tiles.set(0));
+                        STREAMED_LINES.with(|lines| lines.set(0));
                         // SAFETY: the tile's source is the first `short · long` elements of
                         // `source`; its target rows, `row_length` apart from `at` (under two
                         // lines in), lie in `target`, which is not `source`; elements of these
@@ -2912,9 +2928,15 @@ mod tests {
                         // `stream_tile` takes only rows a whole number of lines apart, and
                         // leaves to the caller what it has no kernel for.
                         let few = if stream && !lines_apart { 0 } else { taken };
-                        assert!(moved || stream && few == 0, "{case}");
-                        assert!(moved || !lines_apart || !stream, "{case}");
+                        assert!(moved || !kernel || stream && few == 0, "{case}");
+                        assert!(moved || !kernel || !lines_apart || !stream, "{case}");
                         assert_eq!(FEW_TILES.with(|tiles| tiles.get()), few, "{case}");
+                        // Streamed by the kernels: each row's whole lines after its lead.
+                        if stream && few == 1 {
+                            let first = ((per_line - lead) % per_line).min(long);
+                            let lines = short * ((long - first) / per_line);
+                            assert_eq!(STREAMED_LINES.with(|n| n.get()), lines, "{case}");
+                        }
                         for (n, &got) in target.iter().enumerate() {
                             let (row, column) = (
                                 (n.wrapping_sub(at)) / row_length,
@@ -2949,7 +2971,7 @@ mod tests {
                         )
                     };
                     let case = format!("{long} rows of {short}, pad {pad}");
-                    assert!(moved, "{case}");
+                    assert_eq!(moved, kernel, "{case}");
                     // (Rows of five up to a vector's lanes less one, one run when unpadded,
                     // are split by the same kernels first.)
                     let split = pad == 0 && sides.contains(&long);
