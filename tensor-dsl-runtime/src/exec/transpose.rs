@@ -5,10 +5,10 @@
 //! AVX-512, in blocks cut short by masked loads and stores, else in the narrower kernels down to
 //! SSE's 4 × 4 and 2 × 2, then element by element; a tile of a few rows, two up to a vector's
 //! lanes less one, whose source is one run, or as many columns whose target is one run, by
-//! kernels of its own, `narrow` and `few`), the AVX and AVX-512 blocks asking for their target rows' lines ahead of their stores,
-//! for a target larger than the caches with its whole lines streamed around them (`stream_tile`,
-//! or `stream_off_lines` where the rows are not whole lines apart); tiles along a third loop,
-//! block by block across them all (`stream_brick`, and
+//! kernels of its own, `narrow` and `few`), the AVX and AVX-512 blocks asking for their target
+//! rows' lines ahead of their stores, for a target larger than the caches with its whole lines
+//! streamed around them (`stream_tile`, or `stream_off_lines` where the rows are not whole lines
+//! apart); tiles along a third loop, block by block across them all (`stream_brick`, and
 //! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row
 //! and column at its own offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on
 //! both sides → the target, around the caches (`stream_run`). Invariant: elements are moved as
@@ -356,12 +356,11 @@ unsafe fn interleave<E: Copy, const C: usize>(
 }
 
 /// Tiles of more than four rows (columns) but fewer than a vector's lanes, the source
-/// (target) one run: `narrow`'s tiles, longer on the short side; and tiles of more columns,
-/// their target one run, for streamed copies (`gather`, below). Its 16 × 16 (8 × 8) blocks
+/// (target) one run: `narrow`'s tiles, longer on the short side. The 16 × 16 (8 × 8) blocks
 /// would be cut short at every block, and the interleaved loops of `deinterleave` and
 /// `interleave` run slower past four; these take the short side's elements of each point of
 /// the long side as one masked vector (AVX-512, four- and eight-byte elements), streaming the
-/// target's whole lines where asked (`stream_tile`); and a streamed copy's rows of a vector's
+/// target's whole lines where asked (`stream_tile`). Also a streamed copy's rows of a vector's
 /// lanes up to a few dozen elements off the lines, the target one run of them, gathered from
 /// the tile's columns (`gather`, for `gather_tile`).
 #[cfg(target_arch = "x86_64")]
@@ -472,7 +471,9 @@ mod few {
     /// Moves a tile of `columns` within [`sides`] whose target is one run, as
     /// `super::interleave`; returns `false`, having touched nothing, where it does not take
     /// the tile. Never streams: its masked stores of a row each measured no slower than
-    /// streaming whole blocks staged in the caches.
+    /// streaming whole blocks staged in the caches. Its kernels take the columns as a constant:
+    /// `gather`'s, which takes them at run time, moved 8 × 10⁵ `f32`s in the caches at 0.51–0.58×
+    /// a copy against these 0.80×.
     ///
     /// # Safety
     /// As `super::interleave`'s for `C` = `columns`, without its CPU requirement.
@@ -1955,7 +1956,8 @@ mod avx512 {
                     ($put:ident) => {
                         while c < whole {
                             // The block's `R` lines' worth, `FEW_AHEAD` bytes on, asked for.
-                            let next = source.wrapping_add(c * R).cast::<i8>().wrapping_add(FEW_AHEAD);
+                            let next = source.wrapping_add(c * R).cast::<i8>();
+                            let next = next.wrapping_add(FEW_AHEAD);
                             for l in 0..R {
                                 prefetch_line(next.wrapping_add(l * LINE));
                             }
@@ -2054,7 +2056,8 @@ mod avx512 {
                                 source.offset((first + c) as isize * source_stride).add(r)
                             };
                             for c in 0..width {
-                                prefetch_line(column(c).cast::<i8>().wrapping_add(FEW_COLUMN_AHEAD));
+                                let ahead = column(c).cast::<i8>();
+                                prefetch_line(ahead.wrapping_add(FEW_COLUMN_AHEAD));
                             }
                             let v: [$vector; $side] = std::array::from_fn(|c| {
                                 if c < width {
