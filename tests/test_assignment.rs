@@ -563,6 +563,48 @@ fn transposes_of_few_rows_or_columns_match_a_naive_copy() {
     }
 }
 
+/// Streamed transposes whose target rows are off the cache lines and few (a matrix of a few
+/// dozen long rows, or a strip of a few hundred rows per point of an outer loop), in strips
+/// whose row count is not a whole number of the kernel's blocks, on one and two threads:
+/// every element where a naive copy puts it.
+#[test]
+fn transposes_into_few_rows_off_the_lines_match_a_naive_copy() {
+    // 120,011 records of 23 `f32` and 13 `f64` fields (past 8 MiB): 23 and 13 target rows,
+    // neither a whole number of blocks (16 and 8), 120,011 elements apart (off the lines).
+    let (records, fields, fields64) = (120_011, 23, 13);
+    let s = Tensor::<f32>::from_fn([records, fields], |ix| (ix[0] * fields + ix[1]) as f32);
+    let s64 = Tensor::<f64>::from_fn([records, fields64], |ix| {
+        (ix[0] * fields64 + ix[1]) as f64 + 0.5
+    });
+    // `t[k, i, j] = x[i, j, k]` over 101 × 103 × 211 `f32`: 211 target rows of 103 elements
+    // per point of `i`.
+    let x = Tensor::<f32>::from_fn([101, 103, 211], |ix| {
+        (ix[0] * 103 * 211 + ix[1] * 211 + ix[2]) as f32
+    });
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut t = Tensor::zeros([fields, records]);
+        let mut t64 = Tensor::zeros([fields64, records]);
+        let mut y = Tensor::zeros([211, 101, 103]);
+        pool.install(|| {
+            tensor! {
+                t[j, i] = s[i, j];
+                t64[j, i] = s64[i, j];
+                y[k, i, j] = x[i, j, k];
+            }
+        });
+        assert!(
+            t == Tensor::from_fn([fields, records], |ix| s[[ix[1], ix[0]]]),
+            "{threads} threads"
+        );
+        assert!(t64 == Tensor::from_fn([fields64, records], |ix| s64[[ix[1], ix[0]]]));
+        assert!(y == Tensor::from_fn([211, 101, 103], |ix| x[[ix[1], ix[2], ix[0]]]));
+    }
+}
+
 /// Reversals of two, three and four axes past the streaming size, their tiles (a cache line
 /// of each target row) moved in bricks (a brick of points of the loop outside them at a time,
 /// or, for a matrix, of tiles side by side), at extents that leave a short last brick and

@@ -1411,17 +1411,30 @@ fn off_lines_rows<T>(
         && streams_off_lines::<T>()
         && target_strides[1] == 1
         && !lines_apart::<T>(target_strides[0])
-        && rows >= OFF_LINES_FROM
+        && (rows >= OFF_LINES_FROM || rows >= line && columns >= OFF_LINES_LONG)
         && columns > 2 * line
         && !(target_strides[0] == columns as isize && gathers::<T>(columns));
     takes.then_some(OFF_LINES_ROWS)
 }
 
-/// The fewest rows [`off_lines_rows`] takes: shorter strips (a strip per point of the outer
-/// loops, each row a few lines) measured slower than the cached tiles (`t[k, i, j] = s[i, j,
-/// k]` over 201 × 211 × 223 `f32`, one thread: 5.7–6.1 → 8.4–9.1 ms; over 50 × 1001 × 201
-/// 6.4 → 8.6), whole transposes of thousands of rows faster (above).
+/// The fewest rows [`off_lines_rows`] takes whatever their length (more than two lines):
+/// whole transposes of thousands of rows (above).
 const OFF_LINES_FROM: usize = 1024;
+
+/// The shortest rows [`off_lines_rows`] takes from a line's worth of them up. Strips of a few
+/// rows (a strip per point of the outer loops, or a matrix of few long rows) measured slower
+/// than the cached tiles while the kernel asked for nothing ahead (`t[k, i, j] = s[i, j, k]`
+/// over 201 × 211 × 223 `f32`, one thread: 5.7–6.1 → 8.4–9.1 ms); asking for its source a
+/// few kilobytes ahead (`transpose::stream_off_lines`), they measured faster: in a harness,
+/// one thread, against `copy_from_slice` in the same run, the builds in turns, `f32` (`f64`)
+/// `t[k, i, j] = s[i, j, k]` over 201 × 211 × 224 0.46× → 0.79–0.89× (0.57× → 0.98–1.06×),
+/// 201 × 211 × 223 0.46× → 0.64–0.76× (0.55× → 0.98–1.01×), 50 × 1001 × 201 0.46× → 0.98–1.05×
+/// (0.56× → 1.23–1.31×); `t[j, i] = s[i, j]` over 42,411 × 223 0.47× → 1.18–1.25× (0.60× →
+/// 1.29×), 1,000,003 × 20 0.27× → 1.22–1.29× (0.30× → 1.15×), 300,007 × 100 0.55× →
+/// 1.17× (0.58× → 1.08–1.11×), 100 × 100,000 0.72–0.79× → 0.82–0.87×. Rows of 48 or 64
+/// elements measured a little slower than 128 (201 × 211 × 223 `f32` 0.63–0.65× against
+/// 0.70–0.76×); others within the noise (rows of 50–79 `f64` 0.62–0.69× → 0.62–0.64×).
+const OFF_LINES_LONG: usize = 128;
 
 /// The rows of [`off_lines_rows`]' strips: each block of columns reads runs this long down
 /// the source (8 KB of `f32`s), and the staging (a line a row, 128 KB) stays in the
@@ -3216,7 +3229,8 @@ mod tests {
                         let line = LINE / size_of::<T>();
                         let gathered = wide == columns && gathers::<T>(columns);
                         let off_lines = streams_off_lines::<T>()
-                            && rows >= OFF_LINES_FROM
+                            && (rows >= OFF_LINES_FROM
+                                || rows >= line && columns >= OFF_LINES_LONG)
                             && columns > 2 * line
                             && !gathered;
                         let may = (whole_lines || off_lines || gathered)
