@@ -605,6 +605,45 @@ fn transposes_into_few_rows_off_the_lines_match_a_naive_copy() {
     }
 }
 
+/// Images of three channels transposed (`t[w, h, c] = s[h, w, c]`), in the caches and past
+/// the streaming size, their target rows on the cache lines or off them, with heights and
+/// widths that cut the kernels' blocks short, on one and two threads: every element where a
+/// naive copy puts it.
+#[test]
+fn images_of_three_channels_transposed_match_a_naive_copy() {
+    fn check<T: tensor_dsl::Element + std::fmt::Debug>(
+        [h, w]: [usize; 2],
+        threads: usize,
+        value: fn(usize) -> T,
+    ) {
+        let s = Tensor::<T>::from_fn([h, w, 3], |ix| value((ix[0] * w + ix[1]) * 3 + ix[2]));
+        let mut t = Tensor::<T>::zeros([w, h, 3]);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| tensor! { t[j, i, k] = s[i, j, k]; });
+        assert!(
+            t == Tensor::from_fn([w, h, 3], |ix| s[[ix[1], ix[0], ix[2]]]),
+            "{h} × {w} × 3, {threads} threads"
+        );
+    }
+    for threads in [1, 2] {
+        // In the caches: 37 × 45 and 150 × 171 (blocks cut short), 64 × 64 (whole blocks).
+        for shape in [[37, 45], [150, 171], [64, 64]] {
+            check(shape, threads, |n| n as f32 + 0.5);
+            check(shape, threads, |n| n as f64 - 0.25);
+        }
+        // Past 8 MiB, streamed: target rows of 1024 `f32` runs and 512 `f64` runs (whole lines,
+        // streamed), 1000 `f32` and 700 `f64` (off the lines, stored the cached way); an odd
+        // number of them.
+        check([1024, 1023], threads, |n| n as f32);
+        check([1000, 1001], threads, |n| n as f32);
+        check([512, 1025], threads, |n| n as f64);
+        check([700, 701], threads, |n| n as f64);
+    }
+}
+
 /// Reversals of two, three and four axes past the streaming size, their tiles (a cache line
 /// of each target row) moved in bricks (a brick of points of the loop outside them at a time,
 /// or, for a matrix, of tiles side by side), at extents that leave a short last brick and

@@ -10,10 +10,12 @@
 //! streamed around them (`stream_tile`, or `stream_off_lines` where the rows are not whole lines
 //! apart); tiles along a third loop, block by block across them all (`stream_brick`, and
 //! `brick` stored the cached way); a tile whose rows and columns are groups of loops, each row
-//! and column at its own offset (`transpose_grouped`, AVX-512); a run of a copy, contiguous on
-//! both sides → the target, around the caches (`stream_run`). Invariant: elements are moved as
-//! bytes, never computed on, so every element type of those sizes is copied exactly, and every
-//! element named is read once and written once.
+//! and column at its own offset (`transpose_grouped`, AVX-512); a tile of runs of three four-
+//! or eight-byte elements, their components transposed in registers (`transpose_triples`,
+//! AVX-512); a run of a copy, contiguous on both sides → the target, around the caches
+//! (`stream_run`). Invariant: elements are moved as bytes, never computed on, so every element
+//! type of those sizes is copied exactly, and every element named is read once and written
+//! once.
 
 use crate::tensor::memory::LINE;
 
@@ -1070,6 +1072,79 @@ pub(crate) fn streams_by_lines<T>() -> bool {
     kernel::<T>().is_some_and(|kernel| kernel.stream.0 * size_of::<T>() == LINE)
 }
 
+/// Whether [`transpose_triples`] has a kernel for runs `E` on this CPU: twelve or twenty-four
+/// bytes (three elements of four or eight), AVX-512 F.
+pub(crate) fn transposes_triples<E>() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") && !avx_only() {
+        return matches!(size_of::<E>(), 12 | 24);
+    }
+    false
+}
+
+/// Copies the `rows × columns` runs of a tile as [`transpose_tile`] copies elements (run `(r,
+/// c)` from `source + r + c · source_stride` to `target + r · target_stride + c`), where a run
+/// `E` is three elements of four or eight bytes (an image's three channels) and the CPU has
+/// AVX-512 F ([`transposes_triples`]): whole blocks of 16 × 16 (8 × 8) runs, each source
+/// column's runs pulled apart into their three components, each component's block transposed
+/// in registers, each target row's runs put back together from them; the runs past the whole
+/// blocks one by one. Moved run by run, such runs measured 0.13–0.35× a copy of the same
+/// bytes (`t[j, i, k] = s[i, j, k]` over 1000 × 1000 × 3 and 1024 × 1024 × 3 `f32`, one
+/// thread). Where `stream`, the whole blocks' target lines are streamed around the caches,
+/// which takes every target row of the tile starting on a cache line (else `false`, nothing
+/// touched); the runs past them are stored the cached way, on lines of their own. Returns
+/// `false`, having touched nothing, where there is no kernel.
+///
+/// # Safety
+/// As [`transpose_tile`], for runs of `E` (strides in runs). Where `stream`, this thread
+/// must call [`fence`] before it reads or writes the target's elements again or lets another
+/// thread see them.
+pub(crate) unsafe fn transpose_triples<E: Copy>(
+    source: *const E,
+    source_stride: isize,
+    target: *mut E,
+    target_stride: isize,
+    [rows, columns]: [usize; 2],
+    stream: bool,
+) -> bool {
+    if !transposes_triples::<E>() || stream && !rows_on_lines::<E>(target, target_stride) {
+        return false;
+    }
+    let side = if size_of::<E>() == 12 { 16 } else { 8 };
+    // SAFETY: the caller's runs; the kernel for `E`'s size, on a CPU with AVX-512 F
+    // (`transposes_triples`), moving the whole blocks only; streamed, each row's blocks
+    // start on a line (the row does, checked, and a block is three lines).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        let kernel = match (side, stream) {
+            (16, false) => avx512::triples_4,
+            (16, true) => avx512::stream_triples_4,
+            (_, false) => avx512::triples_8,
+            (_, true) => avx512::stream_triples_8,
+        };
+        kernel(
+            source.cast(),
+            source_stride,
+            target.cast(),
+            target_stride,
+            [rows, columns],
+        );
+    }
+    let (whole_rows, whole_columns) = (rows / side * side, columns / side * side);
+    for r in 0..rows {
+        let first = if r < whole_rows { whole_columns } else { 0 };
+        for c in first..columns {
+            // SAFETY: a run of the tile past the kernel's blocks, the caller's.
+            unsafe {
+                let from = source.wrapping_offset(r as isize + c as isize * source_stride);
+                let to = target.wrapping_offset(r as isize * target_stride + c as isize);
+                to.write(from.read());
+            }
+        }
+    }
+    true
+}
+
 /// Whether [`stream_off_lines`] has a kernel for `T` on this CPU: as [`streams_by_lines`], for
 /// four- and eight-byte elements.
 pub(crate) fn streams_off_lines<T>() -> bool {
@@ -1157,6 +1232,13 @@ const FEW_COLUMN_AHEAD: usize = 1024;
 /// one thread, against a copy in the same run: 0.27× asking for nothing, 0.77× one block
 /// ahead, 0.90× two, 1.12× four, 1.22–1.29× 8 KiB (six).
 const OFF_LINES_AHEAD: usize = 8192;
+
+/// How many blocks ahead [`transpose_triples`]' kernel asks for each source column's runs: a
+/// tile's 64 columns, each three lines a block, are more than the core follows on its own
+/// (`t[j, i, k] = s[i, j, k]` over 1000 × 1000 × 3 and 2000 × 2000 × 3, one thread, against a
+/// copy in the same run: `f64` 0.41–0.59× asking for nothing, 0.61–0.68× one block ahead,
+/// 0.69–0.75× two; `f32` within the noise, 0.29–0.60× all alike).
+const TRIPLES_AHEAD: usize = 2;
 
 /// The kernels for one element size: whole blocks in the widest registers the CPU has, then
 /// for a tile's edges either the same blocks cut short (`edges`, AVX-512) or smaller ones,
@@ -1742,6 +1824,7 @@ mod avx {
 mod avx512 {
     use super::{
         prefetch_line, FEW_AHEAD, FEW_COLUMN_AHEAD, LINE, OFF_LINES_AHEAD, PAIRED_ROWS, READ_AHEAD,
+        TRIPLES_AHEAD,
     };
     use std::arch::x86_64::*;
 
@@ -2493,6 +2576,218 @@ mod avx512 {
         )
     }
 
+    /// Generates a function moving the whole `side × side` blocks of runs of three `$t`s of a
+    /// tile (run `(r, c)` from `source + r + c · source_stride` to `target + r ·
+    /// target_stride + c`, strides in runs). A block's source column is its `side` runs,
+    /// `3 · side` elements, three vectors: the block is three `side × side` blocks of elements
+    /// side by side, each transposed in registers (`$rows`). Row `q` of the `m`-th transposed
+    /// block holds element `side · m + q` of every column, which is component `k` of run `r`
+    /// where `3r + k = side · m + q`: so target row `r`'s runs are the transposed rows `3r`,
+    /// `3r + 1` and `3r + 2` (their components 0, 1, 2 for every column), interleaved by two
+    /// permutes per vector.
+    macro_rules! triples_blocks {
+        (
+            $(#[$doc:meta])*
+            $name:ident, $t:ty, $vector:ty, $side:literal, $rows:ident, $index:ident,
+            $store:ident
+        ) => {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// As `transpose_tile`, for the blocks' runs (of three `$t`s, strides in runs);
+            /// the CPU must have AVX-512 F. Where `$store` streams, every target row of the
+            /// tile starts on a 64-byte boundary, and the caller fences as `stream_tile` says.
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn $name(
+                source: *const u8,
+                source_stride: isize,
+                target: *mut u8,
+                target_stride: isize,
+                [rows, columns]: [usize; 2],
+            ) {
+                let (source, target) = (source.cast::<$t>(), target.cast::<$t>());
+                // Lane `l` of output vector `o` is element `side · o + l = 3c + k` of the
+                // target row: component `k` of column `c`, lane `c` of transposed row `3r + k`.
+                // The first permute takes components 0 and 1 (rows `3r`, `3r + 1` end to
+                // end), the second keeps those lanes and takes component 2.
+                let mut first = [[0i64; $side]; 3];
+                let mut second = [[0i64; $side]; 3];
+                for o in 0..3 {
+                    for l in 0..$side {
+                        let (c, k) = (($side * o + l) / 3, ($side * o + l) % 3);
+                        (first[o][l], second[o][l]) = if k < 2 {
+                            ((c + $side * k) as i64, l as i64)
+                        } else {
+                            (0, ($side + c) as i64)
+                        };
+                    }
+                }
+                let first = [$index(&first[0]), $index(&first[1]), $index(&first[2])];
+                let second = [$index(&second[0]), $index(&second[1]), $index(&second[2])];
+                // SAFETY: AVX-512 F, the caller's.
+                let zero = unsafe { <$vector as Lanes>::zero() };
+                // The three transposed blocks' rows, `side · m + q` (overwritten each block).
+                let mut transposed = [zero; 3 * $side];
+                for column in (0..columns / $side * $side).step_by($side) {
+                    for row in (0..rows / $side * $side).step_by($side) {
+                        // SAFETY: the block's `side` runs down source columns `column..column
+                        // + side` from run `row` on (three vectors each), and along target
+                        // rows `row..row + side` from run `column` on (three vectors each),
+                        // are the tile's, which the caller vouches for. Unaligned loads and
+                        // stores, and shuffles, move bits unchanged; a prefetch reads nothing.
+                        // (Loops, not closures: a closure would not share this function's
+                        // target feature, and its intrinsics would be calls.)
+                        unsafe {
+                            for m in 0..3 {
+                                let mut v = [zero; $side];
+                                for (c, lane) in v.iter_mut().enumerate() {
+                                    let at = source.wrapping_offset(
+                                        3 * (row as isize + (column + c) as isize * source_stride),
+                                    );
+                                    *lane = <$vector as Lanes>::load(at.add(m * $side));
+                                    if m == 0 {
+                                        // The column's runs `TRIPLES_AHEAD` blocks on asked
+                                        // for: the core does not follow so many columns.
+                                        let next = at.wrapping_add(3 * $side * TRIPLES_AHEAD);
+                                        for line in 0..3 {
+                                            prefetch_line(next.cast::<i8>().wrapping_add(line * LINE));
+                                        }
+                                    }
+                                }
+                                let out: [$vector; $side] = $rows!(columns v);
+                                for (q, row) in out.into_iter().enumerate() {
+                                    transposed[$side * m + q] = row;
+                                }
+                            }
+                            for r in 0..$side {
+                                let to = target.wrapping_offset(
+                                    3 * ((row + r) as isize * target_stride + column as isize),
+                                );
+                                let [x, y, z] =
+                                    [transposed[3 * r], transposed[3 * r + 1], transposed[3 * r + 2]];
+                                for o in 0..3 {
+                                    let xy = <$vector as Lanes>::permute(x, first[o], y);
+                                    let joined = <$vector as Lanes>::permute(xy, second[o], z);
+                                    <$vector as Lanes>::$store(to.add(o * $side), joined);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    /// Loads, stores and two-vector permutes of one vector type (inlined into the AVX-512
+    /// functions that call them).
+    trait Lanes: Copy {
+        type Element;
+        unsafe fn zero() -> Self;
+        unsafe fn load(at: *const Self::Element) -> Self;
+        unsafe fn store(at: *mut Self::Element, value: Self);
+        /// As `store`, non-temporal: `at` on a 64-byte boundary.
+        unsafe fn stream(at: *mut Self::Element, value: Self);
+        unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self;
+    }
+
+    impl Lanes for __m512 {
+        type Element = f32;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            // SAFETY: the caller's AVX-512 F.
+            unsafe { _mm512_setzero_ps() }
+        }
+        #[inline(always)]
+        unsafe fn load(at: *const f32) -> Self {
+            // SAFETY: the caller's: sixteen valid `f32`s from `at`, and AVX-512 F.
+            unsafe { _mm512_loadu_ps(at) }
+        }
+        #[inline(always)]
+        unsafe fn store(at: *mut f32, value: Self) {
+            // SAFETY: as `load`, for writes.
+            unsafe { _mm512_storeu_ps(at, value) }
+        }
+        #[inline(always)]
+        unsafe fn stream(at: *mut f32, value: Self) {
+            // SAFETY: as `store`, and `at` on a 64-byte boundary (the caller's).
+            unsafe { _mm512_stream_ps(at, value) }
+        }
+        #[inline(always)]
+        unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self {
+            // SAFETY: the caller's AVX-512 F.
+            unsafe { _mm512_permutex2var_ps(a, index, b) }
+        }
+    }
+
+    impl Lanes for __m512d {
+        type Element = f64;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            // SAFETY: the caller's AVX-512 F.
+            unsafe { _mm512_setzero_pd() }
+        }
+        #[inline(always)]
+        unsafe fn load(at: *const f64) -> Self {
+            // SAFETY: the caller's: eight valid `f64`s from `at`, and AVX-512 F.
+            unsafe { _mm512_loadu_pd(at) }
+        }
+        #[inline(always)]
+        unsafe fn store(at: *mut f64, value: Self) {
+            // SAFETY: as `load`, for writes.
+            unsafe { _mm512_storeu_pd(at, value) }
+        }
+        #[inline(always)]
+        unsafe fn stream(at: *mut f64, value: Self) {
+            // SAFETY: as `store`, and `at` on a 64-byte boundary (the caller's).
+            unsafe { _mm512_stream_pd(at, value) }
+        }
+        #[inline(always)]
+        unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self {
+            // SAFETY: the caller's AVX-512 F.
+            unsafe { _mm512_permutex2var_pd(a, index, b) }
+        }
+    }
+
+    /// Sixteen indices as the lanes of a vector of `i32`s.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn sixteen_indices(indices: &[i64; 16]) -> __m512i {
+        let mut lanes = [0i32; 16];
+        for (lane, &index) in lanes.iter_mut().zip(indices) {
+            *lane = index as i32;
+        }
+        // SAFETY: sixteen `i32`s, 64 bytes read unaligned.
+        unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
+    }
+
+    /// Eight indices as the lanes of a vector of `i64`s.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn eight_indices(indices: &[i64; 8]) -> __m512i {
+        // SAFETY: eight `i64`s, 64 bytes read unaligned.
+        unsafe { _mm512_loadu_si512(indices.as_ptr().cast()) }
+    }
+
+    triples_blocks!(
+        /// Runs of three `f32`s (an image's three channels), in blocks of 16 × 16 runs.
+        triples_4, f32, __m512, 16, rows_of_16x16, sixteen_indices, store
+    );
+
+    triples_blocks!(
+        /// Runs of three `f64`s, in blocks of 8 × 8 runs.
+        triples_8, f64, __m512d, 8, rows_of_8x8_pd, eight_indices, store
+    );
+
+    triples_blocks!(
+        /// As `triples_4`, each target row's three vectors streamed; unfenced.
+        stream_triples_4, f32, __m512, 16, rows_of_16x16, sixteen_indices, stream
+    );
+
+    triples_blocks!(
+        /// As `triples_8`, each target row's three vectors streamed; unfenced.
+        stream_triples_8, f64, __m512d, 8, rows_of_8x8_pd, eight_indices, stream
+    );
+
     stream_off_lines_blocks!(
         /// As `stream_blocks_4`, for target rows not a whole number of lines apart.
         stream_off_lines_4, f32, 16, rows_of_16x16, _mm512_load_ps, _mm512_store_ps,
@@ -2534,7 +2829,7 @@ mod avx512 {
 mod tests {
     use super::{
         brick, fence, gather_tile, stream_brick, stream_off_lines, stream_tile, transpose_tile,
-        LINE,
+        transpose_triples, LINE,
     };
 
     std::thread_local! {
@@ -2808,6 +3103,79 @@ mod tests {
         check_off_lines(|n| n as u64 | 1 << 63, 0);
         // No kernel for sixteen-byte elements: refused.
         check_off_lines(|n| [n as f32, -(n as f32)], [0.0; 2]);
+    }
+
+    /// `transpose_triples` on tiles of runs of three elements, whole blocks or none, cut
+    /// short both ways, its rows an odd number of runs apart in the source, and in the target
+    /// either a whole number of lines apart from a line (streamed or not) or a run past one
+    /// and an odd number of runs apart (not streamed): every run moved, nothing around the
+    /// tile touched; refused, with nothing touched, where there is no kernel for the run's
+    /// size or the streamed rows are off the lines.
+    fn check_triples<E: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> E, blank: E) {
+        for (rows, columns) in [
+            (16usize, 16usize),
+            (8, 24),
+            (37, 21),
+            (5, 40),
+            (64, 64),
+            (1, 1),
+        ] {
+            for (on_lines, stream) in [(true, false), (true, true), (false, false), (false, true)] {
+                let source_stride = rows + 3;
+                // On the lines: rows sixteen runs' multiple apart (three lines, or six, for
+                // runs of three four- or eight-byte elements).
+                let row_length = if on_lines {
+                    (columns + 1).next_multiple_of(16)
+                } else {
+                    columns + 5
+                };
+                let source: Vec<E> = (0..columns * source_stride).map(value).collect();
+                let mut target = vec![blank; rows * row_length + 80];
+                // The first run on a line boundary, or one run past it.
+                let lead = target.as_ptr().align_offset(LINE).min(79) + usize::from(!on_lines);
+                // SAFETY: the tile's source (`rows` down, `columns` across, `source_stride`
+                // apart) lies in `source`, its target rows (`row_length` apart from `lead`) in
+                // `target`; the fence follows.
+                let moved = unsafe {
+                    let moved = transpose_triples(
+                        source.as_ptr(),
+                        source_stride as isize,
+                        target.as_mut_ptr().add(lead),
+                        row_length as isize,
+                        [rows, columns],
+                        stream,
+                    );
+                    fence();
+                    moved
+                };
+                let expected = super::transposes_triples::<E>() && (on_lines || !stream);
+                let case = format!("{rows} × {columns}, on lines {on_lines}, streamed {stream}");
+                assert_eq!(moved, expected, "{case}");
+                for (at, &got) in target.iter().enumerate() {
+                    let offset = at.wrapping_sub(lead);
+                    let (row, column) = (offset / row_length, offset % row_length);
+                    let inside = moved && at >= lead && row < rows && column < columns;
+                    let want = if inside {
+                        source[row + column * source_stride]
+                    } else {
+                        blank
+                    };
+                    assert_eq!(got, want, "{case}: element {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_three_are_moved_exactly() {
+        // Three four- and eight-byte elements (NaN patterns included), as bits; and runs of
+        // other sizes, which have no kernel.
+        check_triples(|n| [n as f32 + 0.5, -(n as f32), 0.25], [-1.0; 3]);
+        check_triples(|n| [0x7f80_0001 + n as u32, n as u32, !(n as u32)], [0; 3]);
+        check_triples(|n| [n as f64 - 0.25, n as f64, 1.0], [-1.0; 3]);
+        check_triples(|n| [n as u64 | 1 << 63, !(n as u64), 7], [0; 3]);
+        check_triples(|n| [n as u16; 3], [0; 3]);
+        check_triples(|n| [n as u32; 4], [0; 4]);
     }
 
     #[test]
