@@ -521,7 +521,8 @@ fn into_existing_memory(c: &mut Criterion) {
     // The fourth: odd extents, so the target's rows are not a whole number of cache lines
     // apart (3000 `f32`s, 187.5 lines). The fifth: every axis short and reversed, a row of
     // either side 96 bytes (a line and a half). The sixth: records of eight fields, each
-    // field's values into a row of its own.
+    // field's values into a row of its own. The seventh: an image's rows and columns swapped,
+    // its three channels kept together (`t[w, h, c] = s[h, w, c]`).
     for (name, shape) in [
         (
             "permutation kji = ijk, 256³, into existing memory",
@@ -547,6 +548,10 @@ fn into_existing_memory(c: &mut Criterion) {
             "permutation ji = ij, 1000000 × 8, into existing memory",
             vec![1_000_000, 8],
         ),
+        (
+            "permutation jik = ijk, image 1024 × 1024 × 3, into existing memory",
+            vec![1024, 1024, 3],
+        ),
     ] {
         let a = data(&shape, 0);
         let target_shape: Vec<usize> = match shape.len() {
@@ -558,6 +563,7 @@ fn into_existing_memory(c: &mut Criterion) {
         let mut g = group(c, name, Throughput::Bytes(2 * 4 * a.len() as u64));
         g.bench_function("tensor!", |bench| match shape.len() {
             2 => bench.iter(|| tensor! { t[j, i] = a[i, j]; }),
+            3 if shape[2] == 3 => bench.iter(|| tensor! { t[j, i, k] = a[i, j, k]; }),
             3 => bench.iter(|| tensor! { t[k, j, i] = a[i, j, k]; }),
             4 => bench.iter(|| tensor! { t[z, x, w, y] = a[x, y, z, w]; }),
             _ => bench.iter(|| tensor! { t[u, s, r, q, p] = a[p, q, r, s, u]; }),
