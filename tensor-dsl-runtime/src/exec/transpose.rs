@@ -2690,63 +2690,60 @@ mod avx512 {
         unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self;
     }
 
-    impl Lanes for __m512 {
-        type Element = f32;
-        #[inline(always)]
-        unsafe fn zero() -> Self {
-            // SAFETY: the caller's AVX-512 F.
-            unsafe { _mm512_setzero_ps() }
-        }
-        #[inline(always)]
-        unsafe fn load(at: *const f32) -> Self {
-            // SAFETY: the caller's: sixteen valid `f32`s from `at`, and AVX-512 F.
-            unsafe { _mm512_loadu_ps(at) }
-        }
-        #[inline(always)]
-        unsafe fn store(at: *mut f32, value: Self) {
-            // SAFETY: as `load`, for writes.
-            unsafe { _mm512_storeu_ps(at, value) }
-        }
-        #[inline(always)]
-        unsafe fn stream(at: *mut f32, value: Self) {
-            // SAFETY: as `store`, and `at` on a 64-byte boundary (the caller's).
-            unsafe { _mm512_stream_ps(at, value) }
-        }
-        #[inline(always)]
-        unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self {
-            // SAFETY: the caller's AVX-512 F.
-            unsafe { _mm512_permutex2var_ps(a, index, b) }
-        }
+    /// Implements `Lanes` for a vector type with its intrinsics.
+    macro_rules! lanes {
+        ($vector:ty, $t:ty, $zero:ident, $load:ident, $store:ident, $stream:ident, $permute:ident) => {
+            impl Lanes for $vector {
+                type Element = $t;
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    // SAFETY: the caller's AVX-512 F.
+                    unsafe { $zero() }
+                }
+                #[inline(always)]
+                unsafe fn load(at: *const $t) -> Self {
+                    // SAFETY: the caller's: a vector's worth of valid elements from `at`, and
+                    // AVX-512 F.
+                    unsafe { $load(at) }
+                }
+                #[inline(always)]
+                unsafe fn store(at: *mut $t, value: Self) {
+                    // SAFETY: as `load`, for writes.
+                    unsafe { $store(at, value) }
+                }
+                #[inline(always)]
+                unsafe fn stream(at: *mut $t, value: Self) {
+                    // SAFETY: as `store`, and `at` on a 64-byte boundary (the caller's).
+                    unsafe { $stream(at, value) }
+                }
+                #[inline(always)]
+                unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self {
+                    // SAFETY: the caller's AVX-512 F.
+                    unsafe { $permute(a, index, b) }
+                }
+            }
+        };
     }
 
-    impl Lanes for __m512d {
-        type Element = f64;
-        #[inline(always)]
-        unsafe fn zero() -> Self {
-            // SAFETY: the caller's AVX-512 F.
-            unsafe { _mm512_setzero_pd() }
-        }
-        #[inline(always)]
-        unsafe fn load(at: *const f64) -> Self {
-            // SAFETY: the caller's: eight valid `f64`s from `at`, and AVX-512 F.
-            unsafe { _mm512_loadu_pd(at) }
-        }
-        #[inline(always)]
-        unsafe fn store(at: *mut f64, value: Self) {
-            // SAFETY: as `load`, for writes.
-            unsafe { _mm512_storeu_pd(at, value) }
-        }
-        #[inline(always)]
-        unsafe fn stream(at: *mut f64, value: Self) {
-            // SAFETY: as `store`, and `at` on a 64-byte boundary (the caller's).
-            unsafe { _mm512_stream_pd(at, value) }
-        }
-        #[inline(always)]
-        unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self {
-            // SAFETY: the caller's AVX-512 F.
-            unsafe { _mm512_permutex2var_pd(a, index, b) }
-        }
-    }
+    lanes!(
+        __m512,
+        f32,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_stream_ps,
+        _mm512_permutex2var_ps
+    );
+
+    lanes!(
+        __m512d,
+        f64,
+        _mm512_setzero_pd,
+        _mm512_loadu_pd,
+        _mm512_storeu_pd,
+        _mm512_stream_pd,
+        _mm512_permutex2var_pd
+    );
 
     /// Sixteen indices as the lanes of a vector of `i32`s.
     #[inline]
