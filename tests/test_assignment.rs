@@ -576,10 +576,10 @@ fn transposes_into_few_rows_off_the_lines_match_a_naive_copy() {
     let s64 = Tensor::<f64>::from_fn([records, fields64], |ix| {
         (ix[0] * fields64 + ix[1]) as f64 + 0.5
     });
-    // `t[k, i, j] = x[i, j, k]` over 101 × 103 × 211 `f32`: 211 target rows of 103 elements
-    // per point of `i`.
-    let x = Tensor::<f32>::from_fn([101, 103, 211], |ix| {
-        (ix[0] * 103 * 211 + ix[1] * 211 + ix[2]) as f32
+    // `t[k, i, j] = x[i, j, k]` over 101 × 131 × 211 `f32`: a strip of 211 target rows of 131
+    // elements (past the 128 from which such strips stream) per point of `i`.
+    let x = Tensor::<f32>::from_fn([101, 131, 211], |ix| {
+        (ix[0] * 131 * 211 + ix[1] * 211 + ix[2]) as f32
     });
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -588,7 +588,7 @@ fn transposes_into_few_rows_off_the_lines_match_a_naive_copy() {
             .unwrap();
         let mut t = Tensor::zeros([fields, records]);
         let mut t64 = Tensor::zeros([fields64, records]);
-        let mut y = Tensor::zeros([211, 101, 103]);
+        let mut y = Tensor::zeros([211, 101, 131]);
         pool.install(|| {
             tensor! {
                 t[j, i] = s[i, j];
@@ -601,7 +601,7 @@ fn transposes_into_few_rows_off_the_lines_match_a_naive_copy() {
             "{threads} threads"
         );
         assert!(t64 == Tensor::from_fn([fields64, records], |ix| s64[[ix[1], ix[0]]]));
-        assert!(y == Tensor::from_fn([211, 101, 103], |ix| x[[ix[1], ix[2], ix[0]]]));
+        assert!(y == Tensor::from_fn([211, 101, 131], |ix| x[[ix[1], ix[2], ix[0]]]));
     }
 }
 

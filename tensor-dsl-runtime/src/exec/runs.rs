@@ -36,7 +36,9 @@ fn side<E>() -> usize {
 /// that continue the runs differ between the two (the runs are transposed): the runs in
 /// tiles, transposed by `transpose_tile` where it has kernels for their size (each tile's
 /// whole target lines streamed around the caches by `stream_tile` where `stream`, each
-/// thread's part fenced before it is done), else run by run, on up to `threads` threads.
+/// thread's part fenced before it is done), runs of three by `transpose_triples` (streamed
+/// likewise where the target rows start on lines), else run by run, on up to `threads`
+/// threads.
 /// Without those runs, or where the source's and the
 /// target's elements could meet, returns `false` having touched nothing, and the caller
 /// copies its own way; `true` once copied.
@@ -149,8 +151,8 @@ struct Runs<const L: usize> {
     outer: [Loop; L],
     count: usize,
     tile: [Loop; 2],
-    /// Each tile's whole target lines streamed around the caches (`stream_tile`), each part
-    /// fenced before it is done.
+    /// Each tile's whole target lines streamed around the caches (`stream_tile`, or
+    /// `transpose_triples`' streamed kernels), each part fenced before it is done.
     stream: bool,
 }
 

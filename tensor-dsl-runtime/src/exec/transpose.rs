@@ -14,8 +14,9 @@
 //! or eight-byte elements, their components transposed in registers (`transpose_triples`,
 //! AVX-512); a run of a copy, contiguous on both sides → the target, around the caches
 //! (`stream_run`). Invariant: elements are moved as bytes, never computed on, so every element
-//! type of those sizes is copied exactly, and every element named is read once and written
-//! once.
+//! type of those sizes is copied exactly, and every element named is written once (and read
+//! once, but for `stream_off_lines`' last block of rows, which reads again the rows it
+//! overlaps).
 
 use crate::tensor::memory::LINE;
 
@@ -1233,8 +1234,9 @@ const FEW_COLUMN_AHEAD: usize = 1024;
 /// ahead, 0.90× two, 1.12× four, 1.22–1.29× 8 KiB (six).
 const OFF_LINES_AHEAD: usize = 8192;
 
-/// How many blocks ahead [`transpose_triples`]' kernel asks for each source column's runs: a
-/// tile's 64 columns, each three lines a block, are more than the core follows on its own
+/// How many blocks ahead down each source column [`transpose_triples`]' kernel asks for the
+/// column's runs: a tile's 64 (32) columns, each three lines a block, are more than the core
+/// follows on its own
 /// (`t[j, i, k] = s[i, j, k]` over 1000 × 1000 × 3 and 2000 × 2000 × 3, one thread, against a
 /// copy in the same run: `f64` 0.41–0.59× asking for nothing, 0.61–0.68× one block ahead,
 /// 0.69–0.75× two; `f32` within the noise, 0.29–0.60× all alike).
@@ -1512,9 +1514,9 @@ macro_rules! stream_off_lines_blocks {
                     let skip = block - row;
                     let base =
                         source.wrapping_offset(row as isize + column as isize * source_stride);
-                    // The same block `OFF_LINES_AHEAD` blocks of columns on asked for: where
-                    // the rows are few, a block of columns reads short runs the core does
-                    // not follow on its own.
+                    // The same block `ahead` blocks of columns on (about `OFF_LINES_AHEAD`
+                    // bytes) asked for: where the rows are few, a block of columns reads
+                    // short runs the core does not follow on its own.
                     let next = base.wrapping_offset((ahead * $side) as isize * source_stride);
                     for c in 0..$side {
                         prefetch_line(next.wrapping_offset(c as isize * source_stride).cast());
@@ -3043,7 +3045,7 @@ mod tests {
 
     /// `stream_off_lines` on tiles of a line's worth of rows or more, a whole number of blocks
     /// or not (the last block overlapping the one before), rows an odd number of elements
-    /// apart on both sides, the target from a line boundary or a few elements past one: every
+    /// apart on both sides, the target where the allocation puts it or three elements on: every
     /// element moved, nothing around the tile touched (fewer rows than a block moved the
     /// cached way); refused, with nothing touched, where the CPU has no kernel.
     fn check_off_lines<T: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> T, blank: T) {
@@ -3099,15 +3101,16 @@ mod tests {
         check_off_lines(|n| n as f64 - 0.25, -1.0);
         check_off_lines(|n| n as u64 | 1 << 63, 0);
         // No kernel for sixteen-byte elements: refused.
-        check_off_lines(|n| [n as f32, -(n as f32)], [0.0; 2]);
+        check_off_lines(|n| [n as f64, -(n as f64)], [0.0; 2]);
     }
 
     /// `transpose_triples` on tiles of runs of three elements, whole blocks or none, cut
     /// short both ways, its rows an odd number of runs apart in the source, and in the target
     /// either a whole number of lines apart from a line (streamed or not) or a run past one
-    /// and an odd number of runs apart (not streamed): every run moved, nothing around the
-    /// tile touched; refused, with nothing touched, where there is no kernel for the run's
-    /// size or the streamed rows are off the lines.
+    /// and an odd number of runs apart: every run moved, nothing around the tile touched;
+    /// refused, with nothing touched, where there is no kernel for the run's size or a
+    /// streamed tile's rows do not all start on lines (off the lines, or a whole number of
+    /// lines apart from a run past one).
     fn check_triples<E: Copy + PartialEq + std::fmt::Debug>(value: fn(usize) -> E, blank: E) {
         for (rows, columns) in [
             (16usize, 16usize),
@@ -3117,11 +3120,20 @@ mod tests {
             (64, 64),
             (1, 1),
         ] {
-            for (on_lines, stream) in [(true, false), (true, true), (false, false), (false, true)] {
+            // (Rows a whole number of lines apart, the first on a line, streamed): a streamed
+            // tile is refused unless both hold.
+            let cases = [
+                (true, true, false),
+                (true, true, true),
+                (false, false, false),
+                (false, false, true),
+                (true, false, true),
+            ];
+            for (apart, first_on_line, stream) in cases {
                 let source_stride = rows + 3;
                 // On the lines: rows sixteen runs' multiple apart (three lines, or six, for
                 // runs of three four- or eight-byte elements).
-                let row_length = if on_lines {
+                let row_length = if apart {
                     (columns + 1).next_multiple_of(16)
                 } else {
                     columns + 5
@@ -3129,7 +3141,7 @@ mod tests {
                 let source: Vec<E> = (0..columns * source_stride).map(value).collect();
                 let mut target = vec![blank; rows * row_length + 80];
                 // The first run on a line boundary, or one run past it.
-                let lead = target.as_ptr().align_offset(LINE).min(79) + usize::from(!on_lines);
+                let lead = target.as_ptr().align_offset(LINE).min(79) + usize::from(!first_on_line);
                 // SAFETY: the tile's source (`rows` down, `columns` across, `source_stride`
                 // apart) lies in `source`, its target rows (`row_length` apart from `lead`) in
                 // `target`; the fence follows.
@@ -3145,8 +3157,12 @@ mod tests {
                     fence();
                     moved
                 };
-                let expected = super::transposes_triples::<E>() && (on_lines || !stream);
-                let case = format!("{rows} × {columns}, on lines {on_lines}, streamed {stream}");
+                let expected =
+                    super::transposes_triples::<E>() && (apart && first_on_line || !stream);
+                let case = format!(
+                    "{rows} × {columns}, rows apart {apart}, first on a line {first_on_line}, \
+                     streamed {stream}"
+                );
                 assert_eq!(moved, expected, "{case}");
                 for (at, &got) in target.iter().enumerate() {
                     let offset = at.wrapping_sub(lead);
