@@ -1086,10 +1086,10 @@ pub(crate) fn transposes_triples<E>() -> bool {
 /// Copies the `rows × columns` runs of a tile as [`transpose_tile`] copies elements (run `(r,
 /// c)` from `source + r + c · source_stride` to `target + r · target_stride + c`), where a run
 /// `E` is three elements of four or eight bytes (an image's three channels) and the CPU has
-/// AVX-512 F ([`transposes_triples`]): whole blocks of 16 × 16 (8 × 8) runs, each source
-/// column's runs pulled apart into their three components, each component's block transposed
-/// in registers, each target row's runs put back together from them; the runs past the whole
-/// blocks one by one. Moved run by run, such runs measured 0.13–0.35× a copy of the same
+/// AVX-512 F ([`transposes_triples`]): whole blocks of 16 × 16 (8 × 8) runs, each three
+/// blocks of elements side by side transposed in registers, whose rows are then the runs'
+/// components, each target row's runs interleaved back from its three; the runs past the
+/// whole blocks one by one. Moved run by run, such runs measured 0.13–0.35× a copy of the same
 /// bytes (`t[j, i, k] = s[i, j, k]` over 1000 × 1000 × 3 and 1024 × 1024 × 3 `f32`, one
 /// thread). Where `stream`, the whole blocks' target lines are streamed around the caches,
 /// which takes every target row of the tile starting on a cache line (else `false`, nothing
@@ -1236,9 +1236,8 @@ const OFF_LINES_AHEAD: usize = 8192;
 
 /// How many blocks ahead down each source column [`transpose_triples`]' kernel asks for the
 /// column's runs: a tile's 64 (32) columns, each three lines a block, are more than the core
-/// follows on its own
-/// (`t[j, i, k] = s[i, j, k]` over 1000 × 1000 × 3 and 2000 × 2000 × 3, one thread, against a
-/// copy in the same run: `f64` 0.41–0.59× asking for nothing, 0.61–0.68× one block ahead,
+/// follows on its own (`t[j, i, k] = s[i, j, k]` over 1000 × 1000 × 3 and 2000 × 2000 × 3,
+/// one thread, against a copy in the same run: `f64` 0.41–0.59× asking for nothing, 0.61–0.68× one block ahead,
 /// 0.69–0.75× two; `f32` within the noise, 0.29–0.60× all alike).
 const TRIPLES_AHEAD: usize = 2;
 
@@ -2591,7 +2590,7 @@ mod avx512 {
         (
             $(#[$doc:meta])*
             $name:ident, $t:ty, $vector:ty, $side:literal, $rows:ident, $index:ident,
-            $store:ident
+            $zero:ident, $load:ident, $permute:ident, $store:ident
         ) => {
             $(#[$doc])*
             ///
@@ -2626,8 +2625,7 @@ mod avx512 {
                 }
                 let first = [$index(&first[0]), $index(&first[1]), $index(&first[2])];
                 let second = [$index(&second[0]), $index(&second[1]), $index(&second[2])];
-                // SAFETY: AVX-512 F, the caller's.
-                let zero = unsafe { <$vector as Lanes>::zero() };
+                let zero = $zero();
                 // The three transposed blocks' rows, `side · m + q` (overwritten each block).
                 let mut transposed = [zero; 3 * $side];
                 for column in (0..columns / $side * $side).step_by($side) {
@@ -2646,7 +2644,7 @@ mod avx512 {
                                     let at = source.wrapping_offset(
                                         3 * (row as isize + (column + c) as isize * source_stride),
                                     );
-                                    *lane = <$vector as Lanes>::load(at.add(m * $side));
+                                    *lane = $load(at.add(m * $side));
                                     if m == 0 {
                                         // The column's runs `TRIPLES_AHEAD` blocks on asked
                                         // for: the core does not follow so many columns.
@@ -2657,8 +2655,8 @@ mod avx512 {
                                     }
                                 }
                                 let out: [$vector; $side] = $rows!(columns v);
-                                for (q, row) in out.into_iter().enumerate() {
-                                    transposed[$side * m + q] = row;
+                                for (q, vector) in out.into_iter().enumerate() {
+                                    transposed[$side * m + q] = vector;
                                 }
                             }
                             for r in 0..$side {
@@ -2668,9 +2666,8 @@ mod avx512 {
                                 let [x, y, z] =
                                     [transposed[3 * r], transposed[3 * r + 1], transposed[3 * r + 2]];
                                 for o in 0..3 {
-                                    let xy = <$vector as Lanes>::permute(x, first[o], y);
-                                    let joined = <$vector as Lanes>::permute(xy, second[o], z);
-                                    <$vector as Lanes>::$store(to.add(o * $side), joined);
+                                    let xy = $permute(x, first[o], y);
+                                    $store(to.add(o * $side), $permute(xy, second[o], z));
                                 }
                             }
                         }
@@ -2679,73 +2676,6 @@ mod avx512 {
             }
         };
     }
-
-    /// Loads, stores and two-vector permutes of one vector type (inlined into the AVX-512
-    /// functions that call them).
-    trait Lanes: Copy {
-        type Element;
-        unsafe fn zero() -> Self;
-        unsafe fn load(at: *const Self::Element) -> Self;
-        unsafe fn store(at: *mut Self::Element, value: Self);
-        /// As `store`, non-temporal: `at` on a 64-byte boundary.
-        unsafe fn stream(at: *mut Self::Element, value: Self);
-        unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self;
-    }
-
-    /// Implements `Lanes` for a vector type with its intrinsics.
-    macro_rules! lanes {
-        ($vector:ty, $t:ty, $zero:ident, $load:ident, $store:ident, $stream:ident, $permute:ident) => {
-            impl Lanes for $vector {
-                type Element = $t;
-                #[inline(always)]
-                unsafe fn zero() -> Self {
-                    // SAFETY: the caller's AVX-512 F.
-                    unsafe { $zero() }
-                }
-                #[inline(always)]
-                unsafe fn load(at: *const $t) -> Self {
-                    // SAFETY: the caller's: a vector's worth of valid elements from `at`, and
-                    // AVX-512 F.
-                    unsafe { $load(at) }
-                }
-                #[inline(always)]
-                unsafe fn store(at: *mut $t, value: Self) {
-                    // SAFETY: as `load`, for writes.
-                    unsafe { $store(at, value) }
-                }
-                #[inline(always)]
-                unsafe fn stream(at: *mut $t, value: Self) {
-                    // SAFETY: as `store`, and `at` on a 64-byte boundary (the caller's).
-                    unsafe { $stream(at, value) }
-                }
-                #[inline(always)]
-                unsafe fn permute(a: Self, index: __m512i, b: Self) -> Self {
-                    // SAFETY: the caller's AVX-512 F.
-                    unsafe { $permute(a, index, b) }
-                }
-            }
-        };
-    }
-
-    lanes!(
-        __m512,
-        f32,
-        _mm512_setzero_ps,
-        _mm512_loadu_ps,
-        _mm512_storeu_ps,
-        _mm512_stream_ps,
-        _mm512_permutex2var_ps
-    );
-
-    lanes!(
-        __m512d,
-        f64,
-        _mm512_setzero_pd,
-        _mm512_loadu_pd,
-        _mm512_storeu_pd,
-        _mm512_stream_pd,
-        _mm512_permutex2var_pd
-    );
 
     /// Sixteen indices as the lanes of a vector of `i32`s.
     #[inline]
@@ -2769,22 +2699,26 @@ mod avx512 {
 
     triples_blocks!(
         /// Runs of three `f32`s (an image's three channels), in blocks of 16 × 16 runs.
-        triples_4, f32, __m512, 16, rows_of_16x16, sixteen_indices, store
+        triples_4, f32, __m512, 16, rows_of_16x16, sixteen_indices, _mm512_setzero_ps,
+        _mm512_loadu_ps, _mm512_permutex2var_ps, _mm512_storeu_ps
     );
 
     triples_blocks!(
         /// Runs of three `f64`s, in blocks of 8 × 8 runs.
-        triples_8, f64, __m512d, 8, rows_of_8x8_pd, eight_indices, store
+        triples_8, f64, __m512d, 8, rows_of_8x8_pd, eight_indices, _mm512_setzero_pd,
+        _mm512_loadu_pd, _mm512_permutex2var_pd, _mm512_storeu_pd
     );
 
     triples_blocks!(
         /// As `triples_4`, each target row's three vectors streamed; unfenced.
-        stream_triples_4, f32, __m512, 16, rows_of_16x16, sixteen_indices, stream
+        stream_triples_4, f32, __m512, 16, rows_of_16x16, sixteen_indices, _mm512_setzero_ps,
+        _mm512_loadu_ps, _mm512_permutex2var_ps, _mm512_stream_ps
     );
 
     triples_blocks!(
         /// As `triples_8`, each target row's three vectors streamed; unfenced.
-        stream_triples_8, f64, __m512d, 8, rows_of_8x8_pd, eight_indices, stream
+        stream_triples_8, f64, __m512d, 8, rows_of_8x8_pd, eight_indices, _mm512_setzero_pd,
+        _mm512_loadu_pd, _mm512_permutex2var_pd, _mm512_stream_pd
     );
 
     stream_off_lines_blocks!(
